@@ -1,0 +1,172 @@
+import nock from 'nock';
+
+export const API = 'https://api.test';
+export const LOGIN = '/auth/api/v1/accounts/login';
+export const TOKEN = '/auth/api/v1/accounts/token';
+
+export const USERNAME = 'jane';
+/** A password with colons, spaces and non-ASCII, as Basic must carry them. */
+export const PASSWORD = 'p:ss wörd: 9';
+
+export type Reply = [number, unknown] | [number, unknown, Record<string, string>];
+/** An Error fails the connection; 'hang' never answers. */
+export type Fault = Reply | Error | 'hang';
+
+export interface Received {
+  route: 'login' | 'token' | 'data';
+  method: string;
+  origin: string;
+  path: string;
+  authorization: string | undefined;
+  body: string;
+}
+
+type Callback = (error: Error | null, reply?: Reply) => void;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A stand-in of the token service over nock, for unit tests: Basic login, rotating refresh tokens that work once,
+ * Bearer data calls, 401 with `detail`, as shared/seed/ and public clients of the real service describe it.
+ * Tests steer it through its public fields. Call `nock.cleanAll()` after each test.
+ */
+export class FakeTokenService {
+  readonly users = new Map([[USERNAME, PASSWORD]]);
+  readonly validAccess = new Set<string>();
+  readonly validRefresh = new Set<string>();
+  readonly received: Received[] = [];
+  /** Successful logins and refreshes. */
+  logins = 0;
+  refreshes = 0;
+  rotate = true;
+  /** The token answer shape: the real service's `{status, data: {access_token, refresh_token}}` by default. */
+  tokenShape: 'real' | 'seed' = 'real';
+  /** Seconds to announce as `expires_in`, if any. */
+  expiresIn: number | undefined;
+  /** Makes access tokens JWTs whose `exp` is this many seconds after issue. */
+  jwtLifetimeSec: number | undefined;
+  clockSec: () => number = () => Math.floor(Date.now() / 1000);
+  tokenDelayMs = 0;
+  dataDelayMs: number | ((path: string) => number) = 0;
+  /** Replace the next answers of a route, one fault each. */
+  readonly loginFaults: Fault[] = [];
+  readonly tokenFaults: Fault[] = [];
+  /** Paths that answer 401 whatever the token. */
+  readonly alwaysUnauthorized = new Set<string>();
+  private serial = 0;
+
+  constructor(readonly authBase = API, readonly dataBase = API) {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const service = this;
+    const auth = nock(authBase).persist();
+    auth.post(LOGIN).reply(function (this: nock.ReplyFnContext, _uri: string, body: unknown, callback: Callback) {
+      void service.route('login', authBase, this.req.headers, body, callback);
+    } as never);
+    auth.post(TOKEN).reply(function (this: nock.ReplyFnContext, _uri: string, body: unknown, callback: Callback) {
+      void service.route('token', authBase, this.req.headers, body, callback);
+    } as never);
+    const data = nock(dataBase).persist();
+    for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
+      data[method]((path: string) => !path.startsWith('/auth/')).reply(function (this: nock.ReplyFnContext, path: string, body: unknown, callback: Callback) {
+        void service.data(method.toUpperCase(), path, this.req.headers, body, callback);
+      } as never);
+    }
+  }
+
+  /** Ends the life of every access token issued so far, as 45 minutes would. */
+  expireAccessTokens(): void {
+    this.validAccess.clear();
+  }
+
+  revokeRefreshTokens(): void {
+    this.validRefresh.clear();
+  }
+
+  count(route: Received['route']): number {
+    return this.received.filter((entry) => entry.route === route).length;
+  }
+
+  /** Every token the service has issued, for scanning outputs for leaks. */
+  readonly issued: string[] = [];
+
+  private issue(): { access: string; refresh: string } {
+    this.serial += 1;
+    const nonce = Math.random().toString(36).slice(2, 10);
+    let access = `acc-${this.serial}-${nonce}`;
+    if (this.jwtLifetimeSec !== undefined) {
+      const segment = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      access = `${segment({ alg: 'none', typ: 'JWT' })}.${segment({ sub: USERNAME, exp: this.clockSec() + this.jwtLifetimeSec, n: access })}.sig`;
+    }
+    const pair = { access, refresh: `ref-${this.serial}-${nonce}` };
+    this.validAccess.add(pair.access);
+    this.validRefresh.add(pair.refresh);
+    this.issued.push(pair.access, pair.refresh);
+    return pair;
+  }
+
+  private async route(route: 'login' | 'token', origin: string, headers: Record<string, unknown>, body: unknown, callback: Callback): Promise<void> {
+    const authorization = headers.authorization as string | undefined;
+    this.received.push({ route, method: 'POST', origin, path: route === 'login' ? LOGIN : TOKEN, authorization, body: stringify(body) });
+    if (this.tokenDelayMs) await sleep(this.tokenDelayMs);
+    const fault = (route === 'login' ? this.loginFaults : this.tokenFaults).shift();
+    if (fault === 'hang') return;
+    if (fault instanceof Error) return callback(fault);
+    if (fault) return callback(null, fault);
+    callback(null, route === 'login' ? this.login(authorization) : this.token(body));
+  }
+
+  private login(authorization: string | undefined): Reply {
+    const encoded = authorization?.startsWith('Basic ') ? authorization.slice(6) : '';
+    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    const [username, password] = [decoded.slice(0, colon), decoded.slice(colon + 1)];
+    if (colon < 0 || this.users.get(username) !== password) return [401, { detail: 'Invalid username or password.' }];
+    this.logins += 1;
+    return [200, this.withExpiry(this.issue())];
+  }
+
+  private token(body: unknown): Reply {
+    const parsed = typeof body === 'string' ? safeJSON(body) : body;
+    const refresh = (parsed as { refresh_token?: unknown } | undefined)?.refresh_token;
+    if (typeof refresh !== 'string' || !this.validRefresh.has(refresh)) return [401, { detail: 'Token is invalid or expired', code: 'token_not_valid' }];
+    this.refreshes += 1;
+    const pair = this.issue();
+    if (this.rotate) this.validRefresh.delete(refresh);
+    else this.validRefresh.delete(pair.refresh);
+    const answer = this.rotate ? pair : { access: pair.access };
+    if (this.tokenShape === 'seed') return [200, this.withExpiry(answer)];
+    return [200, { status: true, data: { access_token: answer.access, ...(this.rotate ? { refresh_token: pair.refresh } : {}), ...this.expiryField() } }];
+  }
+
+  private withExpiry<T extends object>(answer: T): T {
+    return { ...answer, ...this.expiryField() };
+  }
+
+  private expiryField(): { expires_in?: number } {
+    return this.expiresIn === undefined ? {} : { expires_in: this.expiresIn };
+  }
+
+  private async data(method: string, path: string, headers: Record<string, unknown>, body: unknown, callback: Callback): Promise<void> {
+    const authorization = headers.authorization as string | undefined;
+    this.received.push({ route: 'data', method, origin: this.dataBase, path, authorization, body: stringify(body) });
+    const delay = typeof this.dataDelayMs === 'function' ? this.dataDelayMs(path) : this.dataDelayMs;
+    if (delay) await sleep(delay);
+    const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
+    if (token === undefined || !this.validAccess.has(token) || this.alwaysUnauthorized.has(path)) {
+      return callback(null, [401, { detail: 'Given token not valid for any token type', code: 'token_not_valid' }]);
+    }
+    callback(null, [200, { method, path, body: stringify(body), contentType: headers['content-type'] ?? null }]);
+  }
+}
+
+function stringify(body: unknown): string {
+  return typeof body === 'string' ? body : body === undefined ? '' : JSON.stringify(body);
+}
+
+function safeJSON(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,97 @@
+import { isAxiosError } from 'axios';
+import type { AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
+import { Emitter } from './events.js';
+import { resolveOptions } from './options.js';
+import { OriginPolicy } from './origins.js';
+import { TokenKeeper } from './renewal.js';
+import { TokenClient } from './token-client.js';
+import type { TokenAuth, TokenAuthEvents, TokenAuthOptions } from './types.js';
+
+/** Marks an instance as attached; `Symbol.for`, so that two copies of the package see each other's mark. */
+const ATTACHED = Symbol.for('axios-token-keeper.attached');
+
+type Attachable = AxiosInstance & { [ATTACHED]?: true };
+
+/**
+ * Attaches the token service's client rule to an axios instance: the first request logs in with the credentials,
+ * every request to `origins` carries the access token, a token known to be expired is renewed before sending, and
+ * requests refused with 401 share one renewal and are replayed once.
+ *
+ * @example
+ * const api = axios.create({ baseURL: 'https://api.example.com' });
+ * const auth = attachTokenAuth(api, { credentials: { username: 'jane', password: process.env.PASSWORD! } });
+ * await api.get('/allocation/api/v1/tracking/order-list');
+ */
+export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptions): TokenAuth {
+  const target = instance as Attachable;
+  if (typeof target?.interceptors?.request?.use !== 'function') {
+    throw new TypeError('attachTokenAuth: the first argument must be an axios instance, e.g. axios.create({ baseURL }).');
+  }
+  if (target[ATTACHED]) {
+    throw new Error('attachTokenAuth: this axios instance already has token auth attached. Call `eject()` on the first handle before attaching again.');
+  }
+  const resolved = resolveOptions(instance, options);
+  const events = new Emitter<TokenAuthEvents>();
+  const keeper = new TokenKeeper(resolved, new TokenClient(resolved), events);
+  const origins = new OriginPolicy(resolved.origins);
+  // Which request carried which pair. A symbol of this attachment alone, so that a config replayed through
+  // another attached instance is not mistaken for one of ours.
+  const carried = Symbol('axios-token-keeper.generation');
+  // axios copies a config on every request and drops symbol keys in older versions, but it keeps function
+  // references: the pass-through body transform of a replay is how its 401 is recognised as a replay's.
+  const replayTransforms = new WeakSet<object>();
+
+  type Marked = InternalAxiosRequestConfig & { [carried]?: number };
+
+  const authorize = async (config: InternalAxiosRequestConfig): Promise<InternalAxiosRequestConfig> => {
+    if (config.skipAuth || !origins.allows(config)) return config;
+    const held = await keeper.grant(config);
+    resolved.applyToken(config, held.pair.access);
+    (config as Marked)[carried] = held.generation;
+    return config;
+  };
+
+  const isReplay = (config: AxiosRequestConfig): boolean => {
+    const transforms = config.transformRequest;
+    return Array.isArray(transforms) ? transforms.some((transform) => replayTransforms.has(transform)) : !!transforms && replayTransforms.has(transforms);
+  };
+
+  const recover = async (error: unknown): Promise<unknown> => {
+    if (!isAxiosError(error)) throw error;
+    const config = error.config as Marked | undefined;
+    const generation = config?.[carried];
+    if (config === undefined || generation === undefined) throw error;
+    if (!resolved.isTokenRejected(error)) throw keeper.redact(error);
+    if (isReplay(config)) {
+      keeper.noteReplayRefused(generation);
+      throw keeper.redact(error);
+    }
+    const held = await keeper.afterRejection(generation, config);
+    if (held === null) throw keeper.redact(error);
+    keeper.counts.replays += 1;
+    events.emit('replay', { method: (config.method ?? 'get').toUpperCase(), url: config.url ?? '' });
+    // The body was serialised on the first send: send those bytes again rather than serialising them twice.
+    const passBody = (data: unknown): unknown => data;
+    replayTransforms.add(passBody);
+    return instance.request({ ...config, transformRequest: [passBody] });
+  };
+
+  const requestId = instance.interceptors.request.use(authorize);
+  const responseId = instance.interceptors.response.use(undefined, recover);
+  target[ATTACHED] = true;
+
+  return {
+    eject() {
+      instance.interceptors.request.eject(requestId);
+      instance.interceptors.response.eject(responseId);
+      delete target[ATTACHED];
+      keeper.close();
+    },
+    getTokens: () => keeper.tokens(),
+    login: () => keeper.login(),
+    refresh: () => keeper.refresh(),
+    logout: () => keeper.logout(),
+    on: (event, listener) => events.on(event, listener),
+    stats: () => ({ ...keeper.counts }),
+  };
+}

@@ -1,0 +1,50 @@
+/** Why a token operation failed. A closed set: switch on it. */
+export type TokenAuthErrorCode =
+  /** The login call answered 4xx: the credentials are wrong, locked or suspended. */
+  | 'LOGIN_REJECTED'
+  /** The token call answered 4xx for the refresh token (expired, revoked or already used). */
+  | 'REFRESH_REJECTED'
+  /** `credentials` gave nothing usable, or threw. */
+  | 'NO_CREDENTIALS'
+  /** A 200 answer carried no access token the parser could read. */
+  | 'TOKEN_RESPONSE_INVALID'
+  /** The token service could not be reached, timed out, redirected, or answered 5xx/429 after the retries. */
+  | 'TOKEN_SERVICE_UNAVAILABLE'
+  /** The token store failed to read or write. The plugin goes on with the tokens it holds in memory. */
+  | 'STORE_FAILED';
+
+const NAME = 'TokenAuthError';
+
+/**
+ * The one error the plugin raises of its own. Its message says what happened and what to do, and never
+ * contains a password, a Basic header or a token; `cause` is the original (redacted) error.
+ */
+export class TokenAuthError extends Error {
+  override readonly name = NAME;
+  readonly code: TokenAuthErrorCode;
+  /** HTTP status of the token-service answer behind this error, when there was one. */
+  readonly status: number | undefined;
+
+  constructor(code: TokenAuthErrorCode, message: string, options: { cause?: unknown; status?: number } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = options.status;
+  }
+}
+
+/**
+ * True for a {@link TokenAuthError}, also one thrown by another copy of this package (another bundle or realm).
+ *
+ * @example
+ * try { await api.get('/orders') } catch (e) { if (isTokenAuthError(e) && e.code === 'LOGIN_REJECTED') showLogin() }
+ */
+export function isTokenAuthError(value: unknown): value is TokenAuthError {
+  if (value instanceof TokenAuthError) return true;
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as { name?: unknown; code?: unknown };
+  return candidate.name === NAME && typeof candidate.code === 'string';
+}
+
+export function hasCode(value: unknown, code: TokenAuthErrorCode): value is TokenAuthError {
+  return isTokenAuthError(value) && value.code === code;
+}

@@ -1,0 +1,131 @@
+import type { AxiosError, AxiosInstance, InternalAxiosRequestConfig } from 'axios';
+import { parseTokenBody } from './parse.js';
+import { originOf } from './origins.js';
+import { MemoryTokenStore } from './stores/memory.js';
+import type { RefreshRequest, TokenAuthOptions, TokenStore } from './types.js';
+
+/** Every default, in one place. */
+export const DEFAULTS = Object.freeze({
+  loginPath: '/auth/api/v1/accounts/login',
+  tokenPath: '/auth/api/v1/accounts/token',
+  refreshRequest: (refreshToken: string): RefreshRequest => ({ data: { refresh_token: refreshToken } }),
+  parseTokens: parseTokenBody,
+  applyToken: (config: InternalAxiosRequestConfig, access: string): void => {
+    config.headers.set('Authorization', `Bearer ${access}`);
+  },
+  isTokenRejected: (error: AxiosError): boolean => error.response?.status === 401,
+  accessTokenLifetimeMs: 45 * 60_000,
+  expiryMarginMs: 30_000,
+  tokenTimeoutMs: 15_000,
+  tokenRetries: 3,
+  tokenRetryDelayMs: 300,
+  loginCooldownMs: 60_000,
+  clock: Date.now,
+} satisfies Partial<TokenAuthOptions>);
+
+export type ResolvedOptions = Required<Omit<TokenAuthOptions, 'authBaseURL' | 'origins'>> & {
+  authBaseURL: string;
+  origins: ReadonlyArray<string | RegExp>;
+};
+
+const KNOWN: ReadonlyArray<keyof TokenAuthOptions> = [
+  'credentials', 'authBaseURL', 'loginPath', 'tokenPath', 'refreshRequest', 'parseTokens', 'applyToken', 'isTokenRejected',
+  'accessTokenLifetimeMs', 'expiryMarginMs', 'tokenTimeoutMs', 'tokenRetries', 'tokenRetryDelayMs', 'loginCooldownMs',
+  'store', 'origins', 'clock',
+];
+
+function fail(message: string): never {
+  throw new TypeError(`attachTokenAuth: ${message}`);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'string' ? `the string "${value.slice(0, 40)}"` : `${typeof value === 'object' ? 'an' : 'a'} ${typeof value}`;
+}
+
+function checkKeys(options: object): void {
+  for (const key of Object.keys(options)) {
+    if ((KNOWN as readonly string[]).includes(key)) continue;
+    const near = KNOWN.find((known) => known.toLowerCase() === key.toLowerCase());
+    fail(`unknown option \`${key}\`${near ? `; did you mean \`${near}\`?` : `. Known options: ${KNOWN.join(', ')}.`}`);
+  }
+}
+
+function checkFunction(name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'function') fail(`\`${name}\` must be a function, got ${describe(value)}.`);
+}
+
+function checkNumber(name: string, value: number, { integer = false, infinite = false } = {}): void {
+  const ok = typeof value === 'number' && value >= 0 && (Number.isFinite(value) || (infinite && value === Infinity)) && (!integer || Number.isInteger(value));
+  if (!ok) fail(`\`${name}\` must be a ${integer ? 'whole ' : ''}number of ${integer ? 'times' : 'milliseconds'} (0 or more${infinite ? ', or Infinity' : ''}), got ${describe(value)}.`);
+}
+
+function checkPath(name: string, value: string): void {
+  if (typeof value !== 'string' || value === '') fail(`\`${name}\` must be a non-empty string such as "/auth/api/v1/accounts/login", got ${describe(value)}.`);
+}
+
+function checkCredentials(value: unknown): void {
+  if (typeof value === 'function') return;
+  const record = value as { username?: unknown; password?: unknown } | null | undefined;
+  if (typeof record !== 'object' || record === null) {
+    fail(`\`credentials\` is required: pass { username, password } or a function that returns them, got ${describe(value)}.`);
+  }
+  if (typeof record.username !== 'string' || typeof record.password !== 'string') {
+    // Never echo the values: one of them is a password.
+    fail('`credentials` must have a string `username` and a string `password`.');
+  }
+}
+
+function checkStore(store: TokenStore): void {
+  const methods = ['get', 'set', 'clear'] as const;
+  const missing = methods.filter((method) => typeof (store as unknown as Record<string, unknown>)?.[method] !== 'function');
+  if (missing.length > 0) fail(`\`store\` must implement get, set and clear (a TokenStore); missing ${missing.join(', ')}.`);
+}
+
+function checkOrigins(origins: unknown): void {
+  if (!Array.isArray(origins)) fail(`\`origins\` must be an array of origins ("https://api.example.com") or RegExps, got ${describe(origins)}.`);
+  for (const rule of origins) {
+    if (rule instanceof RegExp) continue;
+    if (typeof rule !== 'string' || !/^[a-z][a-z\d+\-.]*:\/\//i.test(rule) || originOf(rule) === undefined) {
+      fail(`\`origins\` entries must be absolute origins such as "https://api.example.com" or RegExps, got ${describe(rule)}.`);
+    }
+  }
+}
+
+/** Merges the user's options over {@link DEFAULTS} and checks them, so that bad input fails at attach time. */
+export function resolveOptions(instance: AxiosInstance, options: TokenAuthOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) fail(`the second argument must be an options object with \`credentials\`, got ${describe(options)}.`);
+  checkKeys(options);
+  checkCredentials(options.credentials);
+  for (const name of ['refreshRequest', 'parseTokens', 'applyToken', 'isTokenRejected', 'clock'] as const) checkFunction(name, options[name]);
+
+  const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as TokenAuthOptions;
+  const merged = { ...DEFAULTS, store: new MemoryTokenStore(), ...defined };
+
+  checkPath('loginPath', merged.loginPath);
+  checkPath('tokenPath', merged.tokenPath);
+  checkNumber('accessTokenLifetimeMs', merged.accessTokenLifetimeMs, { infinite: true });
+  checkNumber('expiryMarginMs', merged.expiryMarginMs);
+  checkNumber('tokenTimeoutMs', merged.tokenTimeoutMs);
+  checkNumber('tokenRetries', merged.tokenRetries, { integer: true });
+  checkNumber('tokenRetryDelayMs', merged.tokenRetryDelayMs);
+  checkNumber('loginCooldownMs', merged.loginCooldownMs);
+  if (merged.expiryMarginMs >= merged.accessTokenLifetimeMs) {
+    fail(`\`expiryMarginMs\` (${merged.expiryMarginMs}) must be shorter than \`accessTokenLifetimeMs\` (${merged.accessTokenLifetimeMs}), or every request would renew the token.`);
+  }
+  checkStore(merged.store);
+
+  const baseURL = instance.defaults.baseURL;
+  const authBaseURL = merged.authBaseURL ?? baseURL;
+  if (typeof authBaseURL !== 'string' || originOf(authBaseURL) === undefined) {
+    fail(
+      merged.authBaseURL === undefined
+        ? 'the instance has no absolute `baseURL`, so `authBaseURL` is required: pass where the token service lives, e.g. "https://auth.example.com".'
+        : `\`authBaseURL\` must be an absolute URL such as "https://auth.example.com", got ${describe(merged.authBaseURL)}.`,
+    );
+  }
+  if (merged.origins !== undefined) checkOrigins(merged.origins);
+  const origins = merged.origins ?? [baseURL, authBaseURL].map(originOf).filter((origin): origin is string => origin !== undefined);
+  return { ...merged, authBaseURL, origins };
+}

@@ -1,0 +1,272 @@
+import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
+import { abortable } from './abort.js';
+import { hasCode, TokenAuthError } from './errors.js';
+import type { Emitter } from './events.js';
+import { jwtExpiry } from './parse.js';
+import type { ParsedTokens } from './parse.js';
+import type { ResolvedOptions } from './options.js';
+import { redactAxiosError, redactText } from './redact.js';
+import type { TokenClient } from './token-client.js';
+import type { Credentials, RenewalReason, TokenAuthEvents, TokenAuthStats, TokenPair } from './types.js';
+
+/**
+ * The pair this holder uses now. `generation` numbers the pairs it has held, so that a request can tell whether
+ * the pair it carried is still the current one without keeping the token itself.
+ */
+export interface Held {
+  readonly pair: TokenPair;
+  readonly generation: number;
+  /** Picked up from the store rather than obtained by this holder's own login or token call. */
+  readonly fromStore: boolean;
+}
+
+/** `auto` follows the client rule; `login` and `refresh` are the user's explicit calls. */
+type Mode = 'auto' | 'login' | 'refresh';
+
+/** Secrets remembered for redaction: the last few pairs, for errors of requests that outlived their token. */
+const REMEMBERED_SECRETS = 16;
+
+const noop = (): void => {};
+
+/**
+ * Holds the tokens and decides when to log in or renew. A renewal is one shared promise: the first caller starts
+ * it, everyone else awaits it, and everyone gets its outcome.
+ */
+export class TokenKeeper {
+  readonly counts: TokenAuthStats = { logins: 0, refreshes: 0, replays: 0, failures: 0 };
+  private held: Held | null = null;
+  private generation = 0;
+  private loading: Promise<void> | undefined;
+  private inflight: Promise<Held> | null = null;
+  /** A generation whose replays were refused as well: a renewal did not cure its 401s, so they cause no more. */
+  private uncured = 0;
+  private loginBlock: { until: number; error: TokenAuthError } | null = null;
+  private readonly secrets: string[] = [];
+  private readonly unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly options: ResolvedOptions,
+    private readonly client: TokenClient,
+    private readonly events: Emitter<TokenAuthEvents>,
+  ) {
+    this.unsubscribe = options.store.subscribe?.((pair) => this.onStoreChange(pair));
+  }
+
+  /** The pair a request should carry: waits for a renewal under way, logs in when none is held, renews one known to be expired. */
+  async grant(config: InternalAxiosRequestConfig): Promise<Held> {
+    if (this.inflight) await abortable(this.inflight, config);
+    await (this.loading ??= this.load());
+    const held = this.held;
+    if (held && !this.expired(held.pair)) return held;
+    return abortable(this.renew(held ? 'expired' : 'no-token'), config);
+  }
+
+  /**
+   * The pair to replay a request with, after the pair of `generation` it carried was refused; null when the
+   * refusal must reach the caller as it is.
+   */
+  async afterRejection(generation: number, config: InternalAxiosRequestConfig): Promise<Held | null> {
+    if (this.inflight) await abortable(this.inflight, config);
+    const held = this.held;
+    // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
+    if (held && held.generation !== generation && !this.expired(held.pair)) return held;
+    if (generation === this.uncured) return null;
+    return abortable(this.renew('rejected'), config);
+  }
+
+  /** A replay was refused too. If it carried a pair this holder just obtained, renewing again would not help. */
+  noteReplayRefused(generation: number): void {
+    if (this.held?.generation === generation && !this.held.fromStore) this.uncured = generation;
+  }
+
+  async login(): Promise<void> {
+    while (this.inflight) await this.inflight.catch(noop);
+    await this.renew('manual', 'login');
+  }
+
+  async refresh(): Promise<void> {
+    while (this.inflight) await this.inflight.catch(noop);
+    await this.renew('manual', 'refresh');
+  }
+
+  async logout(): Promise<void> {
+    this.held = null;
+    this.generation += 1;
+    await this.storeCall(() => this.options.store.clear());
+    this.events.emit('logout', {});
+  }
+
+  async tokens(): Promise<TokenPair | null> {
+    await (this.loading ??= this.load());
+    return this.held && { ...this.held.pair };
+  }
+
+  /** Masks the tokens this holder has used in an error of a request that carried one. */
+  redact<E extends AxiosError>(error: E): E {
+    return redactAxiosError(error, this.secrets);
+  }
+
+  close(): void {
+    this.unsubscribe?.();
+  }
+
+  private renew(reason: RenewalReason, mode: Mode = 'auto'): Promise<Held> {
+    if (this.inflight) return this.inflight;
+    const run = this.runRenewal(reason, mode, this.held?.pair);
+    this.inflight = run;
+    // Waiters may all have been aborted: the shared promise must not become an unhandled rejection.
+    run.catch(noop).finally(() => {
+      if (this.inflight === run) this.inflight = null;
+    });
+    return run;
+  }
+
+  private async runRenewal(reason: RenewalReason, mode: Mode, failed: TokenPair | undefined): Promise<Held> {
+    const lock = await this.storeCall(() => this.options.store.lock?.());
+    try {
+      const stored = await this.read();
+      // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
+      if (mode === 'auto' && stored && stored.access !== failed?.access && !this.expired(stored)) {
+        return stored.access === this.held?.pair.access ? this.held : this.hold(stored, true);
+      }
+      const basis = stored ?? failed;
+      if (mode === 'login' || !basis?.refresh) return await this.loginWith(reason, mode);
+      try {
+        return await this.refreshWith(basis, basis.refresh, reason);
+      } catch (error) {
+        if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
+        // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
+        const again = await this.read();
+        if (again && again.refresh !== basis.refresh && !this.expired(again)) return this.hold(again, true);
+        return await this.loginWith('refresh-rejected', mode);
+      }
+    } finally {
+      if (lock) await this.storeCall(() => lock.release());
+    }
+  }
+
+  private async loginWith(reason: RenewalReason, mode: Mode): Promise<Held> {
+    const block = this.loginBlock;
+    if (block && mode !== 'login' && this.options.clock() < block.until) throw block.error;
+    const credentials = await this.credentials();
+    const started = this.options.clock();
+    let parsed: ParsedTokens;
+    try {
+      parsed = await this.client.login(credentials);
+    } catch (error) {
+      if (hasCode(error, 'LOGIN_REJECTED')) this.loginBlock = { until: this.options.clock() + this.options.loginCooldownMs, error };
+      throw this.failed('login', error);
+    }
+    this.loginBlock = null;
+    this.counts.logins += 1;
+    const held = await this.take(this.pairFrom(parsed, undefined));
+    this.events.emit('login', { reason, durationMs: this.options.clock() - started });
+    return held;
+  }
+
+  private async refreshWith(basis: TokenPair, refreshToken: string, reason: RenewalReason): Promise<Held> {
+    const started = this.options.clock();
+    let parsed: ParsedTokens;
+    try {
+      parsed = await this.client.refresh(refreshToken);
+    } catch (error) {
+      throw this.failed('refresh', error);
+    }
+    this.counts.refreshes += 1;
+    const held = await this.take(this.pairFrom(parsed, basis.refresh));
+    const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken;
+    this.events.emit('refresh', { reason, rotated, durationMs: this.options.clock() - started });
+    return held;
+  }
+
+  private async credentials(): Promise<Credentials> {
+    const source = this.options.credentials;
+    let value: Credentials | null | undefined;
+    try {
+      value = typeof source === 'function' ? await source() : source;
+    } catch (error) {
+      throw this.failed('login', new TokenAuthError('NO_CREDENTIALS', 'The `credentials` function threw, so the plugin cannot log in; see `cause`.', { cause: error }));
+    }
+    if (typeof value?.username !== 'string' || typeof value.password !== 'string') {
+      throw this.failed('login', new TokenAuthError('NO_CREDENTIALS', 'The `credentials` function gave no { username, password }, so the plugin cannot log in.'));
+    }
+    if (value.username.includes(':')) {
+      throw this.failed('login', new TokenAuthError('NO_CREDENTIALS', 'The username contains ":", which HTTP Basic cannot carry (RFC 7617); the password may contain it.'));
+    }
+    return value;
+  }
+
+  /** Turns an answer into the pair to store, with the expiry it states, or else the configured lifetime. */
+  private pairFrom(parsed: ParsedTokens, previousRefresh: string | undefined): TokenPair {
+    const now = this.options.clock();
+    const told = parsed.expiresIn !== undefined ? now + parsed.expiresIn * 1000 : jwtExpiry(parsed.access);
+    // An expiry already (nearly) past on arrival means skewed clocks or a broken answer: trusting it would cost a
+    // renewal per request, so the configured lifetime applies instead.
+    const expiresAt = told !== undefined && told - this.options.expiryMarginMs > now ? told : now + this.options.accessTokenLifetimeMs;
+    const pair: TokenPair = { access: parsed.access };
+    const refresh = parsed.refresh ?? previousRefresh;
+    if (refresh !== undefined) pair.refresh = refresh;
+    if (Number.isFinite(expiresAt)) pair.expiresAt = expiresAt;
+    return pair;
+  }
+
+  private async take(pair: TokenPair): Promise<Held> {
+    const held = this.hold(pair, false);
+    await this.storeCall(() => this.options.store.set(pair));
+    return held;
+  }
+
+  private hold(pair: TokenPair, fromStore: boolean): Held {
+    this.generation += 1;
+    const held: Held = { pair, generation: this.generation, fromStore };
+    this.held = held;
+    for (const secret of [pair.access, pair.refresh]) if (secret && !this.secrets.includes(secret)) this.secrets.push(secret);
+    this.secrets.splice(0, Math.max(0, this.secrets.length - REMEMBERED_SECRETS));
+    if (fromStore) this.events.emit('adopt', { expiresAt: pair.expiresAt });
+    return held;
+  }
+
+  private onStoreChange(pair: TokenPair | null): void {
+    if (pair === null) {
+      if (this.held) {
+        this.held = null;
+        this.generation += 1;
+      }
+    } else if (pair.access !== this.held?.pair.access) {
+      this.hold(pair, true);
+    }
+  }
+
+  private async load(): Promise<void> {
+    const pair = await this.read();
+    if (pair && !this.held) this.hold(pair, true);
+  }
+
+  private async read(): Promise<TokenPair | null> {
+    const pair = await this.storeCall(() => this.options.store.get());
+    return pair && typeof pair.access === 'string' ? pair : null;
+  }
+
+  private expired(pair: TokenPair): boolean {
+    return pair.expiresAt !== undefined && this.options.clock() >= pair.expiresAt - this.options.expiryMarginMs;
+  }
+
+  /** Store failures must not fail requests while this holder has tokens in memory: they are reported, not thrown. */
+  private async storeCall<T>(operation: () => T | Promise<T>): Promise<T | undefined> {
+    try {
+      return await operation();
+    } catch (error) {
+      const reason = redactText(error instanceof Error ? error.message : String(error), this.secrets);
+      this.failed('store', new TokenAuthError('STORE_FAILED', `The token store failed (${reason}); going on with the tokens held in memory.`, { cause: error }));
+      return undefined;
+    }
+  }
+
+  private failed(operation: 'login' | 'refresh' | 'store', error: unknown): unknown {
+    if (error instanceof TokenAuthError) {
+      this.counts.failures += 1;
+      this.events.emit('failure', { operation, code: error.code, error });
+    }
+    return error;
+  }
+}

@@ -1,0 +1,126 @@
+import axios, { isAxiosError } from 'axios';
+import type { AxiosError, AxiosInstance, AxiosRequestConfig } from 'axios';
+import axiosRetry, { exponentialDelay, isNetworkError, retryAfter } from 'axios-retry';
+import { base64FromUtf8 } from './base64.js';
+import { TokenAuthError } from './errors.js';
+import type { TokenAuthErrorCode } from './errors.js';
+import { describeShape } from './parse.js';
+import type { ParsedTokens } from './parse.js';
+import { redactAxiosError, redactText } from './redact.js';
+import type { Credentials } from './types.js';
+import type { ResolvedOptions } from './options.js';
+
+type Operation = 'login' | 'refresh';
+
+const REJECTED: Record<Operation, TokenAuthErrorCode> = { login: 'LOGIN_REJECTED', refresh: 'REFRESH_REJECTED' };
+
+/** 4xx other than timeouts and rate limits: the service refused what we sent, and sending it again won't help. */
+function isRefusal(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
+function detailOf(body: unknown): string | undefined {
+  const detail = (body as { detail?: unknown } | null | undefined)?.detail ?? (body as { message?: unknown } | null | undefined)?.message;
+  return typeof detail === 'string' && detail !== '' ? detail.slice(0, 200) : undefined;
+}
+
+/**
+ * The login and token calls. They go through a private axios instance, never through the user's instance or its
+ * interceptors, so a renewal can neither recurse nor wait for itself.
+ */
+export class TokenClient {
+  private readonly http: AxiosInstance;
+
+  constructor(private readonly options: ResolvedOptions) {
+    this.http = axios.create({
+      baseURL: options.authBaseURL,
+      timeout: options.tokenTimeoutMs,
+      // A redirect could carry the Basic header or the refresh token to another origin: never follow one.
+      maxRedirects: 0,
+      headers: { Accept: 'application/json' },
+    });
+    axiosRetry(this.http, {
+      retries: options.tokenRetries,
+      shouldResetTimeout: true,
+      // POST is not idempotent, but a token call that failed this way produced no token we could lose. A timeout
+      // is not retried: the service may still be working on it, and each wait already costs `tokenTimeoutMs`.
+      // (isNetworkError excludes timeouts and cancellations.)
+      retryCondition: (error) =>
+        (error.response === undefined ? isNetworkError(error) : error.response.status === 429 || error.response.status >= 500) &&
+        retryAfter(error) <= options.tokenTimeoutMs,
+      retryDelay: (retryCount, error) => exponentialDelay(retryCount - 1, error, options.tokenRetryDelayMs),
+    });
+  }
+
+  login(credentials: Credentials): Promise<ParsedTokens> {
+    const basic = `Basic ${base64FromUtf8(`${credentials.username}:${credentials.password}`)}`;
+    return this.call('login', { url: this.options.loginPath, headers: { Authorization: basic } }, [basic, basic.slice(6)]);
+  }
+
+  refresh(refreshToken: string): Promise<ParsedTokens> {
+    const { data, headers, params } = this.options.refreshRequest(refreshToken);
+    return this.call('refresh', { url: this.options.tokenPath, data, headers, params }, [refreshToken]);
+  }
+
+  private async call(operation: Operation, config: AxiosRequestConfig, sent: string[]): Promise<ParsedTokens> {
+    const where = `POST ${config.url}`;
+    let body: unknown;
+    let status: number;
+    try {
+      ({ data: body, status } = await this.http.request({ ...config, method: 'POST' }));
+    } catch (error) {
+      throw this.failure(operation, where, error, sent);
+    }
+    let parsed: ParsedTokens | null | undefined;
+    let cause: unknown;
+    try {
+      parsed = this.options.parseTokens(body);
+    } catch (error) {
+      cause = error instanceof Error ? new Error(redactText(error.message, sent)) : undefined;
+    }
+    if (typeof parsed?.access !== 'string' || parsed.access === '') {
+      throw new TokenAuthError(
+        'TOKEN_RESPONSE_INVALID',
+        `The token service answered ${where} with HTTP ${status} but no access token could be read from it (saw ${describeShape(body)}). ` +
+          'If your service answers in another shape, pass `parseTokens`.',
+        { cause, status },
+      );
+    }
+    return parsed;
+  }
+
+  private failure(operation: Operation, where: string, error: unknown, sent: string[]): TokenAuthError {
+    if (!isAxiosError(error)) {
+      return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `${where} failed before reaching the token service.`, { cause: error });
+    }
+    const response = error.response;
+    const secrets = [...sent, ...tokensIn(response?.data)];
+    const cause = redactAxiosError(error as AxiosError, secrets, { scrubBody: true });
+    if (response === undefined) {
+      const reason = error.code === 'ECONNABORTED' || error.code === 'ETIMEDOUT' ? `timed out after ${this.options.tokenTimeoutMs} ms` : `failed (${error.code ?? cause.message})`;
+      return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `The token service could not be reached: ${where} ${reason}.`, { cause });
+    }
+    const detail = detailOf(response.data);
+    const said = detail === undefined ? '' : `: "${redactText(detail, secrets)}"`;
+    if (isRefusal(response.status)) {
+      const fix = operation === 'login' ? ' Check the `credentials`; the plugin will not retry them on its own during `loginCooldownMs`.' : '';
+      return new TokenAuthError(REJECTED[operation], `The token service rejected the ${operation === 'login' ? 'login' : 'refresh token'} (${where}, HTTP ${response.status}${said}).${fix}`, {
+        cause,
+        status: response.status,
+      });
+    }
+    const what = response.status >= 300 && response.status < 400 ? 'a redirect, which is not followed for token calls' : 'an error';
+    return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `The token service answered ${where} with ${what} (HTTP ${response.status}${said}).`, {
+      cause,
+      status: response.status,
+    });
+  }
+}
+
+/** Token-like strings in an answer body: values under keys that name a token. */
+function tokensIn(body: unknown): string[] {
+  if (typeof body !== 'object' || body === null) return [];
+  return Object.entries(body).flatMap(([key, value]) =>
+    typeof value === 'string' && /token|access|refresh/i.test(key) ? [value] : typeof value === 'object' ? tokensIn(value) : [],
+  );
+}
