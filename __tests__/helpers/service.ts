@@ -18,6 +18,7 @@ export interface Received {
   origin: string;
   path: string;
   authorization: string | undefined;
+  headers: Record<string, unknown>;
   body: string;
 }
 
@@ -51,6 +52,8 @@ export class FakeTokenService {
   /** Replace the next answers of a route, one fault each. */
   readonly loginFaults: Fault[] = [];
   readonly tokenFaults: Fault[] = [];
+  /** What a data call with an unusable token gets: 401 as the seed says, or what another service answers. */
+  refusalStatus = 401;
   /** Paths that answer 401 whatever the token. */
   readonly alwaysUnauthorized = new Set<string>();
   private serial = 0;
@@ -106,7 +109,7 @@ export class FakeTokenService {
 
   private async route(route: 'login' | 'token', origin: string, headers: Record<string, unknown>, body: unknown, callback: Callback): Promise<void> {
     const authorization = headers.authorization as string | undefined;
-    this.received.push({ route, method: 'POST', origin, path: route === 'login' ? LOGIN : TOKEN, authorization, body: stringify(body) });
+    this.received.push({ route, method: 'POST', origin, path: route === 'login' ? LOGIN : TOKEN, authorization, headers, body: stringify(body) });
     if (this.tokenDelayMs) await sleep(this.tokenDelayMs);
     const fault = (route === 'login' ? this.loginFaults : this.tokenFaults).shift();
     if (fault === 'hang') return;
@@ -148,12 +151,12 @@ export class FakeTokenService {
 
   private async data(method: string, path: string, headers: Record<string, unknown>, body: unknown, callback: Callback): Promise<void> {
     const authorization = headers.authorization as string | undefined;
-    this.received.push({ route: 'data', method, origin: this.dataBase, path, authorization, body: stringify(body) });
+    this.received.push({ route: 'data', method, origin: this.dataBase, path, authorization, headers, body: stringify(body) });
     const delay = typeof this.dataDelayMs === 'function' ? this.dataDelayMs(path) : this.dataDelayMs;
     if (delay) await sleep(delay);
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
     if (token === undefined || !this.validAccess.has(token) || this.alwaysUnauthorized.has(path)) {
-      return callback(null, [401, { detail: 'Given token not valid for any token type', code: 'token_not_valid' }]);
+      return callback(null, [this.refusalStatus, { detail: 'Given token not valid for any token type', code: 'token_not_valid' }]);
     }
     callback(null, [200, { method, path, body: stringify(body), contentType: headers['content-type'] ?? null }]);
   }
