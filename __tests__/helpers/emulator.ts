@@ -1,0 +1,40 @@
+import axios from 'axios';
+import type { AxiosInstance } from 'axios';
+import { attachTokenAuth } from '../../lib/index.js';
+import type { TokenAuth, TokenAuthOptions } from '../../lib/index.js';
+import { startEmulator } from '../../lib/emulator/index.js';
+import type { EmulatorOptions, TokenServiceEmulator } from '../../lib/emulator/index.js';
+
+export const E2E_USER = 'ops user';
+/** Colons, spaces and non-ASCII, as a real password may have. */
+export const E2E_PASSWORD = 'pa:ss wörd:';
+
+export interface E2ERig {
+  emulator: TokenServiceEmulator;
+  api: AxiosInstance;
+  auth: TokenAuth;
+}
+
+const running = new Set<TokenServiceEmulator>();
+
+/** Closes every emulator the test started, after each test of the file that calls it. */
+export function closeEmulatorsAfterEach(): void {
+  afterEach(async () => {
+    await Promise.all([...running].map((emulator) => emulator.close()));
+    running.clear();
+  });
+}
+
+export async function emulator(options: EmulatorOptions = {}): Promise<TokenServiceEmulator> {
+  const started = await startEmulator({ users: { [E2E_USER]: E2E_PASSWORD }, ...options });
+  running.add(started);
+  return started;
+}
+
+/** An emulator, an axios instance on it and the plugin attached. */
+export async function e2e(options: Partial<TokenAuthOptions> = {}, emulatorOptions: EmulatorOptions = {}): Promise<E2ERig> {
+  const started = await emulator(emulatorOptions);
+  const api = axios.create({ baseURL: started.url });
+  const auth = attachTokenAuth(api, { credentials: { username: E2E_USER, password: E2E_PASSWORD }, tokenRetryDelayMs: 5, ...options });
+  return { emulator: started, api, auth };
+}

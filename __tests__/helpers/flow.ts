@@ -1,0 +1,25 @@
+// Helpers for driving requests and time; free of nock, so end-to-end suites can use them over real HTTP.
+
+/** Fires `n` calls at once and waits for all of them. */
+export async function burst<T>(n: number, call: (index: number) => Promise<T>): Promise<PromiseSettledResult<T>[]> {
+  return Promise.allSettled(Array.from({ length: n }, (_, index) => call(index)));
+}
+
+export function fulfilled<T>(results: PromiseSettledResult<T>[]): number {
+  return results.filter((result) => result.status === 'fulfilled').length;
+}
+
+/** A clock the test moves by hand. */
+export function manualClock(start = Date.parse('2026-01-01T00:00:00Z')): { now: () => number; advance: (ms: number) => void } {
+  let time = start;
+  return { now: () => time, advance: (ms) => void (time += ms) };
+}
+
+/** Waits until `condition` holds, checking every few milliseconds; fails after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}

@@ -1,0 +1,76 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+export type TokenFormat = 'opaque' | 'jwt';
+
+interface Grant {
+  username: string;
+  expiresAt: number;
+}
+
+/** The emulator's memory of what it issued: access tokens with their expiry, refresh tokens that work once. */
+export class TokenLedger {
+  private readonly access = new Map<string, Grant>();
+  /** Access tokens that were valid once, so a 401 can tell an expired token from an unknown one. */
+  private readonly retired = new Set<string>();
+  private readonly refresh = new Map<string, Grant>();
+  private readonly secret = randomBytes(32);
+
+  constructor(
+    private readonly format: TokenFormat,
+    private readonly clock: () => number,
+  ) {}
+
+  issueAccess(username: string, ttlMs: number): string {
+    const expiresAt = this.clock() + ttlMs;
+    const token = this.format === 'jwt' ? this.jwt(username, expiresAt) : `acc_${randomBytes(18).toString('hex')}`;
+    this.access.set(token, { username, expiresAt });
+    return token;
+  }
+
+  issueRefresh(username: string, ttlMs: number): string {
+    const token = `ref_${randomBytes(24).toString('hex')}`;
+    this.refresh.set(token, { username, expiresAt: this.clock() + ttlMs });
+    return token;
+  }
+
+  /** The user an access token was issued to while it is valid; `expired` after its life; `unknown` otherwise. */
+  checkAccess(token: string): { user: string } | 'expired' | 'unknown' {
+    const user = this.valid(this.access, token);
+    if (user !== undefined) return { user };
+    return this.retired.has(token) ? 'expired' : 'unknown';
+  }
+
+  /** Spends a refresh token: its user, once; undefined when unknown, used or expired. */
+  spendRefresh(token: string, rotate: boolean): string | undefined {
+    const username = this.valid(this.refresh, token);
+    if (username !== undefined && rotate) this.refresh.delete(token);
+    return username;
+  }
+
+  expireAccess(): void {
+    for (const token of this.access.keys()) this.retired.add(token);
+    this.access.clear();
+  }
+
+  revokeRefresh(): void {
+    this.refresh.clear();
+  }
+
+  private valid(grants: Map<string, Grant>, token: string): string | undefined {
+    const grant = grants.get(token);
+    if (grant === undefined) return undefined;
+    if (this.clock() >= grant.expiresAt) {
+      grants.delete(token);
+      if (grants === this.access) this.retired.add(token);
+      return undefined;
+    }
+    return grant.username;
+  }
+
+  private jwt(username: string, expiresAt: number): string {
+    const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const issuedAt = Math.floor(this.clock() / 1000);
+    const body = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode({ sub: username, iat: issuedAt, exp: Math.floor(expiresAt / 1000), jti: randomBytes(8).toString('hex') })}`;
+    return `${body}.${createHmac('sha256', this.secret).update(body).digest('base64url')}`;
+  }
+}
