@@ -138,6 +138,9 @@ export class TokenKeeper {
         // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
         const again = await this.read();
         if (again && again.refresh !== basis.refresh && !this.expired(again)) return this.hold(again, true);
+        // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
+        // Forget it, so that if the login fails too, later requests do not send it again while they wait.
+        await this.discard(basis, again);
         return await this.loginWith('refresh-rejected', mode);
       }
     } finally {
@@ -224,6 +227,14 @@ export class TokenKeeper {
     this.secrets.splice(0, Math.max(0, this.secrets.length - REMEMBERED_SECRETS));
     if (fromStore) this.events.emit('adopt', { expiresAt: pair.expiresAt });
     return held;
+  }
+
+  private async discard(dead: TokenPair, stored: TokenPair | null): Promise<void> {
+    if (this.held?.pair.access === dead.access) {
+      this.held = null;
+      this.generation += 1;
+    }
+    if (stored?.access === dead.access) await this.storeCall(() => this.options.store.clear());
   }
 
   private onStoreChange(pair: TokenPair | null): void {

@@ -76,7 +76,9 @@ export class TokenClient {
     try {
       parsed = this.options.parseTokens(body);
     } catch (error) {
-      cause = error instanceof Error ? new Error(redactText(error.message, sent)) : undefined;
+      // A parser may quote the answer it could not read, and the answer may hold tokens.
+      const secrets = [...sent, ...stringsIn(body)];
+      cause = error instanceof Error ? Object.assign(new Error(redactText(error.message, secrets)), { name: error.name }) : undefined;
     }
     if (typeof parsed?.access !== 'string' || parsed.access === '') {
       throw new TokenAuthError(
@@ -123,4 +125,11 @@ function tokensIn(body: unknown): string[] {
   return Object.entries(body).flatMap(([key, value]) =>
     typeof value === 'string' && /token|access|refresh/i.test(key) ? [value] : typeof value === 'object' ? tokensIn(value) : [],
   );
+}
+
+/** Every string in an answer long enough to be a token, for redacting what a custom parser may quote of it. */
+function stringsIn(body: unknown): string[] {
+  if (typeof body === 'string') return body.length >= 8 ? [body] : [];
+  if (typeof body !== 'object' || body === null) return [];
+  return Object.values(body).flatMap(stringsIn);
 }
