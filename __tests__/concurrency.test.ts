@@ -1,6 +1,16 @@
-import { burst, fulfilled, rig, until, useNock } from './helpers/setup.js';
+import { MemoryTokenStore } from '../lib/index.js';
+import type { TokenStore } from '../lib/index.js';
+import { LocklessStore } from './helpers/lockless-store.js';
+import { burst, fulfilled, rig as rigWith, until, useNock } from './helpers/setup.js';
 
 useNock();
+
+// The MemoryTokenStore's lock and re-read would hide a broken shared renewal; a store without a lock does not.
+describe.each<[string, () => TokenStore]>([
+  ['the MemoryTokenStore', () => new MemoryTokenStore()],
+  ['a store without a lock', () => new LocklessStore()],
+])('with %s', (_name, store) => {
+  const rig = () => rigWith({ store: store() });
 
 describe('concurrent 401s', () => {
   it.each([1, 10, 40, 200])('share one renewal among %i requests refused at once, and replay each once', async (n) => {
@@ -87,4 +97,5 @@ describe('late 401s', () => {
     }
     expect(service.count('login')).toBe(1);
   });
+});
 });
