@@ -5,7 +5,7 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   // Sources import './x.js' (what ESM needs at run time); jest resolves that to the .ts file.
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^axios-token-keeper$': '<rootDir>/lib/index.ts' },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^axios-token-keeper$': '<rootDir>/lib/index.ts', '^axios-token-keeper/emulator$': '<rootDir>/lib/emulator/index.ts' },
   testTimeout: 20000,
   reporters: ['default', '<rootDir>/scripts/summary-reporter.js'],
 };

@@ -1,13 +1,12 @@
 import axios from 'axios';
 import { attachTokenAuth } from 'axios-token-keeper';
 
-const api = axios.create({ baseURL: 'https://api.example.com' });
+// When the token service lives on another host, pass `authBaseURL` too.
+const api = axios.create({ baseURL: process.env.API_URL ?? 'https://api.example.com' });
 
-const auth = attachTokenAuth(api, {
+export const auth = attachTokenAuth(api, {
   // Asked for only when a login is needed.
-  credentials: async () => ({ username: 'jane', password: process.env.SERVICE_PASSWORD ?? '' }),
-  // The token service may live elsewhere; its origin also receives the token.
-  authBaseURL: 'https://auth.example.com',
+  credentials: async () => ({ username: process.env.API_USERNAME ?? 'jane', password: process.env.API_PASSWORD ?? '' }),
 });
 
 export async function listOrders(): Promise<unknown> {
@@ -16,4 +15,5 @@ export async function listOrders(): Promise<unknown> {
   return data;
 }
 
-export { auth };
+// npm run emulator, then: API_URL=http://127.0.0.1:8080 API_USERNAME=demo API_PASSWORD=demo-password npx tsx examples/quick-start.ts
+if (require.main === module) void listOrders().then((orders) => console.log(orders, auth.stats()));

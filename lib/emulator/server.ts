@@ -114,7 +114,7 @@ export class TokenServiceEmulator {
   private readonly users: Map<string, string>;
   private readonly ledger: TokenLedger;
   private readonly clock: () => number;
-  private readonly faults: Record<'login' | 'token', EmulatorFault[]> = { login: [], token: [] };
+  private readonly faults: Record<EmulatorRoute, EmulatorFault[]> = { login: [], token: [], data: [] };
   private readonly unauthorizedPaths: Set<string>;
   private readonly sockets = new Set<Socket>();
   private readonly expiredSeen = new Set<string>();
@@ -168,8 +168,8 @@ export class TokenServiceEmulator {
     this.ledger.revokeRefresh();
   }
 
-  /** The next `times` answers of the login or token route are replaced by `fault`. */
-  inject(route: 'login' | 'token', fault: EmulatorFault, times = 1): void {
+  /** The next `times` answers of a route (login, token, or any data call) are replaced by `fault`. */
+  inject(route: EmulatorRoute, fault: EmulatorFault, times = 1): void {
     for (let i = 0; i < times; i += 1) this.faults[route].push(fault);
   }
 
@@ -195,10 +195,10 @@ export class TokenServiceEmulator {
     if (this.options.log !== false) this.calls.push({ route, method, path: `${path}${url.search}`, authorization, body, at: this.clock() });
     await this.wait(route, method, path);
 
-    if (route === 'data') return this.data(method, `${path}${url.search}`, path, authorization, body, request, response);
-    this.counters.tokenCalls += 1;
+    if (route !== 'data') this.counters.tokenCalls += 1;
     const fault = this.faults[route].shift();
     if (fault !== undefined) return this.fail(fault, response);
+    if (route === 'data') return this.data(method, `${path}${url.search}`, path, authorization, body, request, response);
     if (route === 'login') return this.login(authorization, response);
     return this.token(body, response);
   }
