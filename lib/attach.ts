@@ -2,7 +2,7 @@ import { isAxiosError } from 'axios';
 import type { AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
 import { Emitter } from './events.js';
 import { resolveOptions } from './options.js';
-import { OriginPolicy } from './origins.js';
+import { answeredFrom, OriginPolicy } from './origins.js';
 import { TokenKeeper } from './renewal.js';
 import { TokenClient } from './token-client.js';
 import type { TokenAuth, TokenAuthEvents, TokenAuthOptions } from './types.js';
@@ -45,10 +45,15 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
 
   const authorize = async (config: InternalAxiosRequestConfig): Promise<InternalAxiosRequestConfig> => {
     if (config.skipAuth || !origins.allows(config)) return config;
-    const held = await keeper.grant(config);
+    const held = await keeper.grant(config).catch(redacted);
     resolved.applyToken(config, held.pair.access);
     (config as Marked)[carried] = held.generation;
     return config;
+  };
+
+  // An axios error leaving the interceptors (a CanceledError while waiting, too) may carry a token in its config.
+  const redacted = (error: unknown): never => {
+    throw isAxiosError(error) ? keeper.redact(error) : error;
   };
 
   const isReplay = (config: AxiosRequestConfig): boolean => {
@@ -61,12 +66,14 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     const config = error.config as Marked | undefined;
     const generation = config?.[carried];
     if (config === undefined || generation === undefined) throw error;
-    if (!resolved.isTokenRejected(error)) throw keeper.redact(error);
+    // A refusal from elsewhere (a redirect to another origin, which got no token) is not about our token.
+    const answeredBy = answeredFrom(error.request);
+    if (!resolved.isTokenRejected(error) || (answeredBy !== undefined && !origins.allowsURL(answeredBy))) throw keeper.redact(error);
     if (isReplay(config)) {
       keeper.noteReplayRefused(generation);
       throw keeper.redact(error);
     }
-    const held = await keeper.afterRejection(generation, config);
+    const held = await keeper.afterRejection(generation, config).catch(redacted);
     if (held === null) throw keeper.redact(error);
     keeper.counts.replays += 1;
     events.emit('replay', { method: (config.method ?? 'get').toUpperCase(), url: config.url ?? '' });

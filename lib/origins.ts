@@ -34,12 +34,24 @@ export class OriginPolicy {
 
   constructor(rules: ReadonlyArray<string | RegExp>) {
     this.exact = new Set(rules.filter((rule): rule is string => typeof rule === 'string').map((rule) => originOf(rule) ?? rule));
-    this.patterns = rules.filter((rule): rule is RegExp => rule instanceof RegExp);
+    // A global or sticky RegExp keeps state between test() calls: matching with one would flip every time.
+    this.patterns = rules.filter((rule): rule is RegExp => rule instanceof RegExp).map((rule) => new RegExp(rule.source, rule.flags.replace(/[gy]/g, '')));
   }
 
   allows(config: AxiosRequestConfig): boolean {
-    const origin = originOf(requestURL(config));
+    return this.allowsURL(requestURL(config));
+  }
+
+  allowsURL(url: string | undefined): boolean {
+    const origin = originOf(url);
     if (origin === undefined || origin === 'null') return false;
     return this.exact.has(origin) || this.patterns.some((pattern) => pattern.test(origin));
   }
+}
+
+/** Where an answer came from after redirects, when the adapter tells: Node's follow-redirects or an XMLHttpRequest. */
+export function answeredFrom(request: unknown): string | undefined {
+  const known = request as { res?: { responseUrl?: unknown }; responseURL?: unknown } | null | undefined;
+  const url = known?.res?.responseUrl ?? known?.responseURL;
+  return typeof url === 'string' && url !== '' ? url : undefined;
 }

@@ -35,25 +35,41 @@ function redactConfig<C extends AxiosRequestConfig>(config: C, secrets: readonly
 }
 
 /**
- * Makes an axios error safe to hand to users: `Authorization` values and `auth` passwords are masked, every
- * known secret is replaced in the config, message and (for token calls) the answer body, and the raw request
- * (Node's ClientRequest keeps the headers as sent) is replaced by a description of it. Mutates and returns
- * `error`, which must be one that no one else holds yet.
+ * A copy of `error` with the same prototype (so `instanceof`, `isAxiosError` and `isCancel` still hold) and every
+ * own string property redacted, whatever its key or writability: axios keeps the cause's stack under a
+ * non-writable symbol. Its `cause` chain is copied the same way.
+ */
+function redactedCopy<E extends object>(error: E, secrets: readonly string[], depth = 0): E {
+  const copy = Object.create(Object.getPrototypeOf(error) as object | null) as E;
+  for (const key of Reflect.ownKeys(error)) {
+    const descriptor = Object.getOwnPropertyDescriptor(error, key)!;
+    let value: unknown = 'value' in descriptor ? descriptor.value : (error as Record<PropertyKey, unknown>)[key];
+    if (typeof value === 'string') value = redactText(value, secrets);
+    else if (key === 'cause' && value instanceof Error) value = depth < 4 ? redactedCopy(value, secrets, depth + 1) : undefined;
+    Object.defineProperty(copy, key, { value, writable: true, enumerable: descriptor.enumerable ?? false, configurable: true });
+  }
+  return copy;
+}
+
+/**
+ * Makes an axios error safe to hand to users: `Authorization` values and `auth` passwords are masked, every known
+ * secret is replaced in the config, message, stack and causes (and, for token calls, the answer body), and the raw
+ * request (Node's ClientRequest keeps the headers as sent) is replaced by a description of it. Returns a copy;
+ * `error` itself is left as it was.
  */
 export function redactAxiosError<E extends AxiosError>(error: E, secrets: readonly string[], options: { scrubBody?: boolean } = {}): E {
+  const copy = redactedCopy(error, secrets);
   const config = error.config && redactConfig(error.config, secrets);
   const request = error.request === undefined ? undefined : { redacted: true, method: config?.method?.toUpperCase(), url: config?.url };
-  error.config = config;
-  error.request = request;
-  error.message = redactText(error.message, secrets);
-  if (error.stack) error.stack = redactText(error.stack, secrets);
+  copy.config = config;
+  copy.request = request;
   if (error.response) {
-    error.response = {
+    copy.response = {
       ...error.response,
       config: config ?? error.response.config,
       request,
       data: options.scrubBody ? scrub(error.response.data, secrets) : error.response.data,
     };
   }
-  return error;
+  return copy;
 }

@@ -54,7 +54,9 @@ export class TokenClient {
 
   login(credentials: Credentials): Promise<ParsedTokens> {
     const basic = `Basic ${base64FromUtf8(`${credentials.username}:${credentials.password}`)}`;
-    return this.call('login', { url: this.options.loginPath, headers: { Authorization: basic } }, [basic, basic.slice(6)]);
+    // The raw password too: an answer may quote what it was sent.
+    const secrets = [basic, basic.slice(6), `${credentials.username}:${credentials.password}`, credentials.password];
+    return this.call('login', { url: this.options.loginPath, headers: { Authorization: basic } }, secrets);
   }
 
   refresh(refreshToken: string): Promise<ParsedTokens> {

@@ -1,0 +1,299 @@
+import axios from 'axios';
+import type { AxiosError } from 'axios';
+import nock from 'nock';
+import { API, FakeTokenService, LOGIN, TOKEN } from './helpers/service.js';
+import { rig, useNock } from './helpers/setup.js';
+
+useNock();
+
+const THIRD = 'https://third.test';
+
+/**
+ * A host the test watches: records the Authorization header of every request it gets, and answers 200 to an access
+ * token `service` accepts, 401 to anything else.
+ */
+function watchedHost(origin: string, service?: FakeTokenService): Array<string | undefined> {
+  const seen: Array<string | undefined> = [];
+  nock(origin)
+    .persist()
+    .get(() => true)
+    .reply(function (this: nock.ReplyFnContext) {
+      const authorization = this.req.headers.authorization;
+      seen.push(authorization);
+      const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
+      return token !== undefined && service?.validAccess.has(token) ? [200, { ok: true }] : [401, { detail: 'Authentication credentials were not provided.' }];
+    });
+  return seen;
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<AxiosError> {
+  return promise.then(
+    () => {
+      throw new Error('expected the request to fail');
+    },
+    (error: unknown) => {
+      expect(axios.isAxiosError(error)).toBe(true);
+      return error as AxiosError;
+    },
+  );
+}
+
+describe('default origins: those of baseURL and authBaseURL', () => {
+  it('sends the token to an absolute URL on the baseURL origin, however it is spelled', async () => {
+    const { service, api } = rig();
+
+    await api.get(`${API}/a`);
+    await api.get('https://API.test:443/b');
+
+    const access = service.issued[0];
+    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => [entry.path, entry.authorization])).toEqual([
+      ['/a', `Bearer ${access}`],
+      ['/b', `Bearer ${access}`],
+    ]);
+  });
+
+  it('sends nothing to a third-party host on the same instance, and leaves its 401 alone', async () => {
+    const { service, api, auth } = rig();
+    const third = watchedHost(THIRD);
+    await api.get('/prime');
+
+    const error = await failureOf(api.get(`${THIRD}/webhook`));
+
+    expect(error.response?.status).toBe(401);
+    expect(third).toEqual([undefined]);
+    expect([service.count('login'), service.count('token'), service.count('data')]).toEqual([1, 0, 1]);
+    expect(auth.stats()).toEqual({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
+  });
+
+  it('does not even log in for a request that will not carry the token', async () => {
+    const { service, api, auth } = rig();
+    const third = watchedHost(THIRD);
+
+    const error = await failureOf(api.get(`${THIRD}/webhook`));
+
+    expect(error.response?.status).toBe(401);
+    expect(third).toEqual([undefined]);
+    expect(service.received).toHaveLength(0);
+    expect(await auth.getTokens()).toBeNull();
+  });
+
+  it('leaves an Authorization header the caller set for a third-party host as it is', async () => {
+    const { service, api } = rig();
+    const third = watchedHost(THIRD);
+    await api.get('/prime');
+
+    await failureOf(api.get(`${THIRD}/webhook`, { headers: { Authorization: 'Token partner-key' } }));
+
+    expect(third).toEqual(['Token partner-key']);
+    expect(service.count('token')).toBe(0);
+  });
+
+  it.each([
+    ['another scheme', 'http://api.test', 'http://api.test/orders'],
+    ['another port', 'https://api.test:8443', 'https://api.test:8443/orders'],
+    ['a host that only starts like it', 'https://api.test.evil.test', 'https://api.test.evil.test/orders'],
+    ['a subdomain', 'https://eu.api.test', 'https://eu.api.test/orders'],
+    ['userinfo that names it', 'https://evil.test', 'https://api.test@evil.test/orders'],
+  ])('sends nothing to %s of the baseURL host, and leaves its 401 alone', async (_what, origin, url) => {
+    const { service, api, auth } = rig();
+    const other = watchedHost(origin);
+    await api.get('/prime');
+
+    const error = await failureOf(api.get(url));
+
+    expect(error.response?.status).toBe(401);
+    expect(other).toHaveLength(1);
+    expect(other[0] ?? '').not.toMatch(/^Bearer/);
+    for (const token of service.issued) expect(other[0] ?? '').not.toContain(token);
+    expect(service.count('token')).toBe(0);
+    expect(auth.stats()).toEqual({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
+  });
+
+  it('includes the authBaseURL origin when the token service lives elsewhere', async () => {
+    const AUTH = 'https://auth.test';
+    const DATA = 'https://data.test';
+    const service = new FakeTokenService(AUTH, DATA);
+    const { api } = rig({ authBaseURL: AUTH }, service);
+    const authHost = watchedHost(AUTH, service);
+    const third = watchedHost(THIRD, service);
+
+    await api.get(`${AUTH}/profile`);
+    await failureOf(api.get(`${THIRD}/profile`));
+
+    expect(authHost).toEqual([`Bearer ${service.issued[0]}`]);
+    expect(third).toEqual([undefined]);
+  });
+
+  describe('a redirect from an allowed origin to a third-party host', () => {
+    const PARTNER = 'https://partner.test';
+
+    /** The partner answers every GET /moved with a redirect to the third party, recording what it got. */
+    function redirecting(): Array<string | undefined> {
+      const seen: Array<string | undefined> = [];
+      nock(PARTNER)
+        .persist()
+        .get('/moved')
+        .reply(function (this: nock.ReplyFnContext) {
+          seen.push(this.req.headers.authorization);
+          return [302, '', { Location: `${THIRD}/landing` }];
+        });
+      return seen;
+    }
+
+    it('does not carry the token to the third party', async () => {
+      const partner = redirecting();
+      const { api } = rig({ origins: [API, PARTNER] });
+      const third = watchedHost(THIRD);
+
+      const error = await failureOf(api.get(`${PARTNER}/moved`));
+
+      expect(error.response?.status).toBe(401);
+      // Every request the partner got (one, or two if its 401 was taken for ours) was redirected once.
+      expect(partner.length).toBeGreaterThan(0);
+      expect(third).toHaveLength(partner.length);
+      for (const sent of partner) expect(sent).toMatch(/^Bearer /);
+      for (const sent of third) expect(sent).toBeUndefined();
+    });
+
+    it("leaves the third party's 401 alone: no renewal, no replay", async () => {
+      const partner = redirecting();
+      const { service, api, auth } = rig({ origins: [API, PARTNER] });
+      const third = watchedHost(THIRD);
+
+      const error = await failureOf(api.get(`${PARTNER}/moved`));
+
+      expect(error.response?.status).toBe(401);
+      expect(partner).toEqual([`Bearer ${service.issued[0]}`]);
+      expect(third).toEqual([undefined]);
+      expect(service.count('token')).toBe(0);
+      expect(auth.stats()).toEqual({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
+    });
+  });
+});
+
+describe('explicit origins', () => {
+  const PARTNER = 'https://partner.test';
+
+  it('sends the token to listed strings and matching RegExps only, in place of the defaults', async () => {
+    const { service, api } = rig({ origins: [`${PARTNER}/ignored/path`, /^https:\/\/[a-z]+\.cdn\.test$/] });
+    const partner = watchedHost(PARTNER, service);
+    const cdn = watchedHost('https://img.cdn.test', service);
+    const lookalike = watchedHost('https://img.cdn.test.evil.test', service);
+
+    await api.get(`${PARTNER}/a`);
+    await api.get('https://img.cdn.test/b.png');
+    await failureOf(api.get('https://img.cdn.test.evil.test/c.png'));
+    const own = await failureOf(api.get('/orders'));
+
+    const bearer = `Bearer ${service.issued[0]}`;
+    expect(partner).toEqual([bearer]);
+    expect(cdn).toEqual([bearer]);
+    expect(lookalike).toEqual([undefined]);
+    // The baseURL origin is not listed, so it gets nothing and its 401 is the caller's.
+    expect(own.response?.status).toBe(401);
+    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([undefined]);
+    expect([service.count('login'), service.count('token')]).toEqual([1, 0]);
+  });
+
+  it('renews and replays a 401 from a listed origin', async () => {
+    const { service, api, auth } = rig({ origins: [PARTNER] });
+    const partner = watchedHost(PARTNER, service);
+    await api.get(`${PARTNER}/a`);
+    service.expireAccessTokens();
+
+    const response = await api.get(`${PARTNER}/b`);
+
+    expect(response.status).toBe(200);
+    const [access1, , access2] = service.issued;
+    expect(partner).toEqual([`Bearer ${access1}`, `Bearer ${access1}`, `Bearer ${access2}`]);
+    expect(auth.stats()).toEqual({ logins: 1, refreshes: 1, replays: 1, failures: 0 });
+  });
+
+  it('matches a RegExp with the g flag on every request, not every other one', async () => {
+    const { service, api } = rig({ origins: [/^https:\/\/api\.test$/g] });
+
+    const results = await Promise.allSettled([api.get('/a'), api.get('/b'), api.get('/c'), api.get('/d')]);
+
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual(
+      Array.from({ length: 4 }, () => `Bearer ${service.issued[0]}`),
+    );
+  });
+});
+
+describe('skipAuth', () => {
+  it('sends no token, and hands the 401 to the caller without renewing or replaying', async () => {
+    const { service, api, auth } = rig();
+    await api.get('/prime');
+
+    const error = await failureOf(api.get('/public', { skipAuth: true }));
+
+    expect(error.response?.status).toBe(401);
+    const publicCalls = service.received.filter((entry) => entry.path === '/public');
+    expect(publicCalls.map((entry) => entry.authorization)).toEqual([undefined]);
+    expect([service.count('login'), service.count('token')]).toEqual([1, 0]);
+    expect(auth.stats()).toEqual({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
+  });
+
+  it('needs no login, and keeps a header the caller set', async () => {
+    const { service, api, auth } = rig();
+
+    await failureOf(api.get('/public', { skipAuth: true, headers: { Authorization: 'Bearer caller-owned' } }));
+
+    expect(service.received.map((entry) => [entry.route, entry.authorization])).toEqual([['data', 'Bearer caller-owned']]);
+    expect(await auth.getTokens()).toBeNull();
+    expect(auth.stats()).toEqual({ logins: 0, refreshes: 0, replays: 0, failures: 0 });
+  });
+});
+
+describe('allowAbsoluteUrls: false', () => {
+  it('keeps an absolute URL under baseURL, where it carries the token, and nothing reaches the other host', async () => {
+    const { service, api } = rig();
+    api.defaults.allowAbsoluteUrls = false;
+    const third = watchedHost(THIRD);
+
+    const response = await api.get<{ path: string }>(`${THIRD}/steal`);
+
+    expect(response.status).toBe(200);
+    expect(response.data.path).toBe('/https://third.test/steal');
+    expect(third).toEqual([]);
+    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([`Bearer ${service.issued[0]}`]);
+  });
+
+  it('does the same when set on the request alone', async () => {
+    const { service, api } = rig();
+    const third = watchedHost(THIRD);
+
+    const response = await api.get<{ path: string }>(`${THIRD}/steal`, { allowAbsoluteUrls: false });
+
+    expect(response.data.path).toBe('/https://third.test/steal');
+    expect(third).toEqual([]);
+    expect(service.received.at(-1)?.authorization).toBe(`Bearer ${service.issued[0]}`);
+  });
+});
+
+describe('auth and data on different hosts', () => {
+  const AUTH = 'https://auth.test';
+  const DATA = 'https://data.test';
+
+  it('logs in and renews at authBaseURL, and sends the token to the data host, end to end', async () => {
+    const service = new FakeTokenService(AUTH, DATA);
+    const { api, auth } = rig({ authBaseURL: AUTH }, service);
+
+    await api.get('/orders');
+    service.expireAccessTokens();
+    const response = await api.post('/orders', { qty: 2 });
+
+    expect(response.status).toBe(200);
+    const [access1, refresh1, access2] = service.issued;
+    expect(service.received.map((entry) => [entry.origin, entry.route, entry.path, entry.authorization])).toEqual([
+      [AUTH, 'login', LOGIN, expect.stringMatching(/^Basic /)],
+      [DATA, 'data', '/orders', `Bearer ${access1}`],
+      [DATA, 'data', '/orders', `Bearer ${access1}`],
+      [AUTH, 'token', TOKEN, undefined],
+      [DATA, 'data', '/orders', `Bearer ${access2}`],
+    ]);
+    expect(JSON.parse(service.received[3]!.body)).toEqual({ refresh_token: refresh1 });
+    expect(auth.stats()).toEqual({ logins: 1, refreshes: 1, replays: 1, failures: 0 });
+  });
+});
