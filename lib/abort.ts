@@ -9,8 +9,7 @@ export function abortable<T>(promise: Promise<T>, config: InternalAxiosRequestCo
   const { signal, cancelToken } = config;
   if (!signal && !cancelToken) return promise;
   const canceled = () => new CanceledError<unknown>(undefined, config);
-  if (signal?.aborted) return Promise.reject(canceled());
-  if (cancelToken?.reason) return Promise.reject(cancelToken.reason);
+  if (signal?.aborted || cancelToken?.reason) return Promise.reject(cancelToken?.reason ?? canceled());
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(canceled());
     const onCancel = (reason: unknown) => reject(reason);
@@ -21,4 +20,10 @@ export function abortable<T>(promise: Promise<T>, config: InternalAxiosRequestCo
       cancelToken?.unsubscribe(onCancel);
     });
   });
+}
+
+/** Throws as axios would for a request aborted before it started, so that it starts no login or renewal. */
+export function throwIfCanceled(config: InternalAxiosRequestConfig): void {
+  if (config.cancelToken?.reason) throw config.cancelToken.reason;
+  if (config.signal?.aborted) throw new CanceledError<unknown>(undefined, config);
 }

@@ -1,5 +1,5 @@
 import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
-import { abortable } from './abort.js';
+import { abortable, throwIfCanceled } from './abort.js';
 import { hasCode, TokenAuthError } from './errors.js';
 import type { Emitter } from './events.js';
 import { jwtExpiry } from './parse.js';
@@ -54,6 +54,7 @@ export class TokenKeeper {
 
   /** The pair a request should carry: waits for a renewal under way, logs in when none is held, renews one known to be expired. */
   async grant(config: InternalAxiosRequestConfig): Promise<Held> {
+    throwIfCanceled(config);
     if (this.inflight) await abortable(this.inflight, config);
     await (this.loading ??= this.load());
     const held = this.held;

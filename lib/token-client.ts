@@ -113,7 +113,8 @@ export class TokenClient {
         status: response.status,
       });
     }
-    const what = response.status >= 300 && response.status < 400 ? 'a redirect, which is not followed for token calls' : 'an error';
+    const what =
+      response.status < 300 ? `an answer that was cut off (${error.code ?? 'incomplete body'})` : response.status < 400 ? 'a redirect, which is not followed for token calls' : 'an error';
     return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `The token service answered ${where} with ${what} (HTTP ${response.status}${said}).`, {
       cause,
       status: response.status,

@@ -20,6 +20,8 @@ export interface Received {
   authorization: string | undefined;
   headers: Record<string, unknown>;
   body: string;
+  /** Date.now() on arrival, for behaviour defined in time (a Retry-After honoured), never for speed. */
+  at: number;
 }
 
 type Callback = (error: Error | null, reply?: Reply) => void;
@@ -109,7 +111,7 @@ export class FakeTokenService {
 
   private async route(route: 'login' | 'token', origin: string, headers: Record<string, unknown>, body: unknown, callback: Callback): Promise<void> {
     const authorization = headers.authorization as string | undefined;
-    this.received.push({ route, method: 'POST', origin, path: route === 'login' ? LOGIN : TOKEN, authorization, headers, body: stringify(body) });
+    this.received.push({ route, method: 'POST', origin, path: route === 'login' ? LOGIN : TOKEN, authorization, headers, body: stringify(body), at: Date.now() });
     if (this.tokenDelayMs) await sleep(this.tokenDelayMs);
     const fault = (route === 'login' ? this.loginFaults : this.tokenFaults).shift();
     if (fault === 'hang') return;
@@ -151,7 +153,7 @@ export class FakeTokenService {
 
   private async data(method: string, path: string, headers: Record<string, unknown>, body: unknown, callback: Callback): Promise<void> {
     const authorization = headers.authorization as string | undefined;
-    this.received.push({ route: 'data', method, origin: this.dataBase, path, authorization, headers, body: stringify(body) });
+    this.received.push({ route: 'data', method, origin: this.dataBase, path, authorization, headers, body: stringify(body), at: Date.now() });
     const delay = typeof this.dataDelayMs === 'function' ? this.dataDelayMs(path) : this.dataDelayMs;
     if (delay) await sleep(delay);
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;

@@ -1,0 +1,400 @@
+import axios, { isAxiosError } from 'axios';
+import type { AxiosInstance } from 'axios';
+import { isNetworkError } from 'axios-retry';
+import nock from 'nock';
+import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
+import type { TokenAuthErrorCode, TokenAuthOptions } from '../lib/index.js';
+import { closeEmulatorsAfterEach, e2e } from './helpers/emulator.js';
+import { API, FakeTokenService, LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
+import type { Fault } from './helpers/service.js';
+import { burst, fulfilled, rig, useNock } from './helpers/setup.js';
+import type { Rig } from './helpers/setup.js';
+
+useNock();
+
+const credentials = { username: USERNAME, password: PASSWORD };
+
+type Route = 'login' | 'token';
+
+function faultsOf(setup: Rig, route: Route): Fault[] {
+  return route === 'login' ? setup.service.loginFaults : setup.service.tokenFaults;
+}
+
+/**
+ * Brings the rig to the point where the next request needs a `route` call: nothing stored for a login; a stored
+ * pair whose access token the service no longer accepts for a token call (the request's 401 starts the refresh).
+ */
+async function needing(route: Route, setup: Rig): Promise<void> {
+  if (route === 'login') return;
+  await setup.api.get('/prime');
+  setup.service.expireAccessTokens();
+}
+
+/** Login calls made before the `route` call under test, by {@link needing}. */
+const loginsBefore = (route: Route): number => (route === 'login' ? 0 : 1);
+
+function codeOf(error: unknown): TokenAuthErrorCode | false {
+  return isTokenAuthError(error) && error.code;
+}
+
+function reasons<T>(results: PromiseSettledResult<T>[]): unknown[] {
+  return results.map((result) => (result.status === 'rejected' ? result.reason : result));
+}
+
+describe('token calls and the instance they serve', () => {
+  /** Counts what the user's own interceptors on `api` see. */
+  function watch(api: AxiosInstance, seen: { requests: string[]; responses: string[]; errors: string[] }): void {
+    api.interceptors.request.use((config) => {
+      seen.requests.push(`${config.baseURL ?? ''}|${config.url ?? ''}`);
+      return config;
+    });
+    api.interceptors.response.use(
+      (response) => {
+        seen.responses.push(response.config.url ?? '');
+        return response;
+      },
+      (error: unknown) => {
+        seen.errors.push(isAxiosError(error) ? (error.config?.url ?? '') : String(error));
+        throw error;
+      },
+    );
+  }
+
+  it('keeps login and token calls out of the interceptors registered before and after attaching, with authBaseURL equal to baseURL', async () => {
+    const service = new FakeTokenService();
+    expect(service.authBase).toBe(service.dataBase);
+    const api = axios.create({ baseURL: service.dataBase });
+    const before = { requests: [] as string[], responses: [] as string[], errors: [] as string[] };
+    const after = { requests: [] as string[], responses: [] as string[], errors: [] as string[] };
+    watch(api, before);
+    const auth = attachTokenAuth(api, { credentials, tokenRetryDelayMs: 1 });
+    watch(api, after);
+
+    await api.get('/prime');
+    service.expireAccessTokens();
+    const results = await burst(5, (i) => api.get(`/orders/${i}`));
+
+    expect(fulfilled(results)).toBe(5);
+    expect(service.count('login')).toBe(1);
+    expect(service.count('token')).toBe(1);
+    expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 1, replays: 5 });
+    // Each request of the user and each replay passes every interceptor once; nothing else does.
+    const sent = ['/prime', ...Array.from({ length: 5 }, (_, i) => `/orders/${i}`), ...Array.from({ length: 5 }, (_, i) => `/orders/${i}`)].sort();
+    for (const seen of [before, after]) {
+      expect(seen.requests.map((entry) => entry.split('|')[1]).sort()).toEqual(sent);
+      expect(seen.requests.every((entry) => entry.startsWith(`${API}|`))).toBe(true);
+      expect([...seen.requests, ...seen.responses, ...seen.errors].some((url) => url.includes('/auth/'))).toBe(false);
+    }
+    // The data 401s reach the plugin's handler, which sits before `after`'s and after `before`'s.
+    expect(before.errors).toHaveLength(5);
+    expect(after.errors).toHaveLength(0);
+  }, 8000);
+
+  it.each(['when created', 'after attaching'])('sends token calls without the instance defaults, such as an Authorization header set %s', async (when) => {
+    const service = new FakeTokenService();
+    const api = axios.create({ baseURL: service.dataBase, headers: when === 'when created' ? { Authorization: 'Token set-by-the-user' } : {} });
+    attachTokenAuth(api, { credentials, tokenRetryDelayMs: 1 });
+    if (when === 'after attaching') api.defaults.headers.common.Authorization = 'Token set-by-the-user';
+
+    await api.get('/prime');
+    service.expireAccessTokens();
+    await api.get('/orders');
+
+    const calls = service.received.filter((entry) => entry.route !== 'data');
+    expect(calls.map((entry) => entry.route)).toEqual(['login', 'token']);
+    expect(calls[0]?.authorization).toBe(`Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`, 'utf8').toString('base64')}`);
+    expect(calls[1]?.authorization).toBeUndefined();
+  }, 8000);
+
+  describe("with axios' default export as the instance", () => {
+    // Restores the shared default export even when the test times out, so that other tests do not inherit it.
+    let restore: (() => void) | undefined;
+    afterEach(() => {
+      restore?.();
+      restore = undefined;
+    });
+
+    it('keeps token calls out of its interceptors', async () => {
+      const service = new FakeTokenService();
+      const seen: string[] = [];
+      const requestId = axios.interceptors.request.use((config) => {
+        seen.push(config.url ?? '');
+        return config;
+      });
+      const auth = attachTokenAuth(axios, { credentials, authBaseURL: API, tokenRetryDelayMs: 1 });
+      restore = () => {
+        auth.eject();
+        axios.interceptors.request.eject(requestId);
+      };
+
+      await axios.get(`${API}/prime`);
+      service.expireAccessTokens();
+      const results = await burst(3, (i) => axios.get(`${API}/orders/${i}`));
+
+      expect(fulfilled(results)).toBe(3);
+      expect(service.count('login')).toBe(1);
+      expect(service.count('token')).toBe(1);
+      expect(seen.filter((url) => url.includes('/auth/'))).toEqual([]);
+      expect(seen).toHaveLength(1 + 3 + 3);
+    }, 8000);
+  });
+});
+
+describe('timeouts of token calls', () => {
+  it.each<Route>(['login', 'token'])('fails a %s call that never answers after tokenTimeoutMs with TOKEN_SERVICE_UNAVAILABLE, and does not retry it', async (route) => {
+    const setup = rig({ tokenTimeoutMs: 200, tokenRetries: 3 });
+    const { service, api } = setup;
+    await needing(route, setup);
+    faultsOf(setup, route).push('hang');
+
+    const results = await burst(5, (i) => api.get(`/orders/${i}`));
+
+    const errors = reasons(results);
+    expect(errors.map(codeOf)).toEqual(Array(5).fill('TOKEN_SERVICE_UNAVAILABLE'));
+    expect(new Set(errors).size).toBe(1);
+    const error = errors[0] as Error;
+    expect(error.message).toMatch(/timed out after 200 ms/);
+    expect(isAxiosError(error.cause) && error.cause.code).toBe('ECONNABORTED');
+    expect(service.count(route)).toBe(1);
+    expect(service.count('login')).toBe(loginsBefore(route) + (route === 'login' ? 1 : 0));
+
+    // The service answers again: the next request renews by itself.
+    await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
+    expect(service.count(route)).toBe(2);
+  }, 5000);
+
+  it('gives each retry its own tokenTimeoutMs: a 503 then a hang make two calls and end in a timeout', async () => {
+    const { service, api } = rig({ tokenTimeoutMs: 200, tokenRetries: 3 });
+    service.loginFaults.push([503, { detail: 'down' }], 'hang');
+
+    const error = await api.get('/orders').catch((e: unknown) => e);
+
+    expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
+    expect((error as Error).message).toMatch(/timed out after 200 ms/);
+    expect(service.count('login')).toBe(2);
+    expect(service.logins).toBe(0);
+  }, 5000);
+
+  it('gives a retry the whole tokenTimeoutMs, not what the failed try left of it', async () => {
+    // Each answer takes 200 ms of the 300 allowed: a retry held to the remaining ~100 ms would time out.
+    const { service, api } = rig({ tokenTimeoutMs: 300, tokenRetries: 3 });
+    service.tokenDelayMs = 200;
+    service.loginFaults.push([503, { detail: 'down' }]);
+
+    await expect(api.get('/orders')).resolves.toMatchObject({ status: 200 });
+
+    expect(service.count('login')).toBe(2);
+    expect(service.logins).toBe(1);
+  });
+});
+
+describe('retries of token calls', () => {
+  it.each<Route>(['login', 'token'])('retries a %s call answered 503, and every waiter gets the one success', async (route) => {
+    const setup = rig();
+    const { service, api, auth } = setup;
+    await needing(route, setup);
+    faultsOf(setup, route).push([503, { detail: 'Service Unavailable' }]);
+
+    const results = await burst(10, (i) => api.get(`/orders/${i}`));
+
+    expect(fulfilled(results)).toBe(10);
+    expect(service.count(route)).toBe(2);
+    expect(service.count(route === 'login' ? 'token' : 'login')).toBe(route === 'login' ? 0 : 1);
+    expect(route === 'login' ? service.logins : service.refreshes).toBe(1);
+    expect(auth.stats()).toMatchObject({ logins: 1, refreshes: route === 'token' ? 1 : 0, failures: 0 });
+    if (route === 'token') {
+      // The retry sends the very refresh token the first try sent.
+      const bodies = service.received.filter((entry) => entry.route === 'token').map((entry) => JSON.parse(entry.body) as unknown);
+      expect(bodies[1]).toEqual(bodies[0]);
+      expect(bodies[0]).toEqual({ refresh_token: service.issued[1] });
+    }
+  });
+
+  it('honours Retry-After on a 429: the retry reaches the service no sooner than the header asks', async () => {
+    const { service, api } = rig({ tokenRetryDelayMs: 1 });
+    service.loginFaults.push([429, { detail: 'Too many requests' }, { 'Retry-After': '1' }]);
+
+    const results = await burst(3, (i) => api.get(`/orders/${i}`));
+
+    expect(fulfilled(results)).toBe(3);
+    const logins = service.received.filter((entry) => entry.route === 'login');
+    expect(logins).toHaveLength(2);
+    // tokenRetryDelayMs alone would retry after ~1 ms; the header asks for 1 s (less a margin for timer slack).
+    expect(logins[1]!.at - logins[0]!.at).toBeGreaterThanOrEqual(900);
+    expect(service.logins).toBe(1);
+  });
+
+  it.each([429, 503])('does not retry a %i whose Retry-After is longer than tokenTimeoutMs', async (status) => {
+    const { service, api } = rig({ tokenTimeoutMs: 200, tokenRetries: 3 });
+    service.loginFaults.push([status, { detail: 'busy' }, { 'Retry-After': '1' }]);
+
+    const error = await api.get('/orders').catch((e: unknown) => e);
+
+    expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
+    expect(isTokenAuthError(error) && error.status).toBe(status);
+    expect(service.count('login')).toBe(1);
+
+    await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
+    expect(service.count('login')).toBe(2);
+  });
+
+  it('gives up after tokenRetries + 1 calls answered 500, failing every waiter with the same TOKEN_SERVICE_UNAVAILABLE', async () => {
+    const { service, api, auth } = rig({ tokenRetries: 2 });
+    service.loginFaults.push([500, { detail: 'boom' }], [500, { detail: 'boom' }], [500, { detail: 'boom' }]);
+
+    const results = await burst(10, (i) => api.get(`/orders/${i}`));
+
+    const errors = reasons(results);
+    expect(errors.map(codeOf)).toEqual(Array(10).fill('TOKEN_SERVICE_UNAVAILABLE'));
+    for (const error of errors) expect(error).toBe(errors[0]);
+    expect(isTokenAuthError(errors[0]) && errors[0].status).toBe(500);
+    expect(service.count('login')).toBe(3);
+    expect(service.received.filter((entry) => entry.route === 'data')).toHaveLength(0);
+    expect(auth.stats()).toMatchObject({ logins: 0, failures: 1 });
+
+    // Recovered: the next request logs in by itself.
+    await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
+    expect(service.count('login')).toBe(4);
+    expect(service.logins).toBe(1);
+  });
+
+  it('makes 20 requests refused with 401 wait on one failing refresh series and reject with the same error object', async () => {
+    const { service, api, auth } = rig({ tokenRetries: 2 });
+    await api.get('/prime');
+    service.expireAccessTokens();
+    service.tokenFaults.push([502, { detail: 'bad gateway' }], [503, { detail: 'down' }], [500, { detail: 'boom' }]);
+
+    const results = await burst(20, (i) => api.get(`/orders/${i}`));
+
+    const errors = reasons(results);
+    expect(fulfilled(results)).toBe(0);
+    expect(codeOf(errors[0])).toBe('TOKEN_SERVICE_UNAVAILABLE');
+    for (const error of errors) expect(error).toBe(errors[0]);
+    expect(isTokenAuthError(errors[0]) && errors[0].status).toBe(500);
+    expect(service.count('token')).toBe(3);
+    expect(service.count('login')).toBe(1);
+    expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 0, replays: 0, failures: 1 });
+
+    // Recovered: the refresh token the service never spent renews on the next 401, with no login.
+    await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
+    expect(service.count('token')).toBe(4);
+    expect(service.count('login')).toBe(1);
+    expect(service.refreshes).toBe(1);
+  });
+
+  it('does not retry a login answered 4xx', async () => {
+    const { service, api } = rig({ tokenRetries: 3 });
+    service.loginFaults.push([403, { detail: 'Account locked.' }]);
+
+    const results = await burst(5, (i) => api.get(`/orders/${i}`));
+
+    expect(reasons(results).map(codeOf)).toEqual(Array(5).fill('LOGIN_REJECTED'));
+    expect(service.count('login')).toBe(1);
+  });
+
+  it('does not retry a token call answered 4xx, and logs in instead', async () => {
+    const { service, api } = rig({ tokenRetries: 3 });
+    await api.get('/prime');
+    service.expireAccessTokens();
+    service.tokenFaults.push([400, { detail: 'Malformed' }]);
+
+    const results = await burst(5, (i) => api.get(`/orders/${i}`));
+
+    expect(fulfilled(results)).toBe(5);
+    expect(service.count('token')).toBe(1);
+    expect(service.count('login')).toBe(2);
+  });
+
+  it.each([
+    ['login', 502],
+    ['token', 503],
+  ] as Array<[Route, number]>)('makes one %s call with tokenRetries: 0 when it fails with %p', async (route, fault) => {
+    const setup = rig({ tokenRetries: 0 });
+    const { service, api } = setup;
+    await needing(route, setup);
+    faultsOf(setup, route).push([fault, { detail: 'down' }]);
+
+    const error = await api.get('/orders').catch((e: unknown) => e);
+
+    expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
+    const cause = (error as Error).cause;
+    // A failure the default retries would have retried: one call is down to `tokenRetries: 0`.
+    expect(isAxiosError(cause) && (cause.response === undefined ? isNetworkError(cause) : cause.response.status >= 500)).toBe(true);
+    expect(service.count(route)).toBe(1);
+
+    await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
+    expect(service.count(route)).toBe(2);
+  });
+
+  it.each<[Route, number]>([
+    ['login', 302],
+    ['login', 307],
+    ['token', 302],
+    ['token', 307],
+  ])('does not follow a redirect of the %s call (%i) to another origin, and fails TOKEN_SERVICE_UNAVAILABLE', async (route, status) => {
+    const elsewhere = 'https://elsewhere.test';
+    const hits: string[] = [];
+    const record = function (this: nock.ReplyFnContext, path: string): [number, unknown] {
+      hits.push(`${this.req.method} ${path} ${String(this.req.headers.authorization ?? '')}`);
+      return [200, { access: 'stolen', refresh: 'stolen' }];
+    };
+    nock(elsewhere).persist().post(() => true).reply(record).get(() => true).reply(record);
+    const setup = rig({ tokenRetries: 3 });
+    const { service, api } = setup;
+    await needing(route, setup);
+    faultsOf(setup, route).push([status, '', { Location: `${elsewhere}${route === 'login' ? LOGIN : TOKEN}` }]);
+
+    const error = await api.get('/orders').catch((e: unknown) => e);
+
+    expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
+    expect(isTokenAuthError(error) && error.status).toBe(status);
+    expect((error as Error).message).toMatch(/redirect/);
+    expect(hits).toEqual([]);
+    expect(service.count(route)).toBe(1);
+
+    await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
+    expect(service.count(route)).toBe(2);
+    expect(hits).toEqual([]);
+  });
+});
+
+// Connection errors come from real sockets: nock 14's simulated socket errors are unreliable.
+describe('token calls whose connection drops, over real sockets', () => {
+  closeEmulatorsAfterEach();
+  beforeEach(() => {
+    nock.enableNetConnect('127.0.0.1');
+  });
+
+  async function needingOnEmulator(route: Route, options: Partial<TokenAuthOptions> = {}) {
+    const setup = await e2e(options);
+    if (route === 'token') {
+      await setup.api.get('/prime');
+      setup.emulator.expireAccessTokens();
+    }
+    return setup;
+  }
+
+  it.each<Route>(['login', 'token'])('retries a %s call whose connection drops, and every waiter gets the one success', async (route) => {
+    const { emulator: service, api } = await needingOnEmulator(route);
+    service.inject(route, 'drop', 2);
+
+    const results = await burst(5, (i) => api.get(`/orders/${i}`));
+
+    expect(fulfilled(results)).toBe(5);
+    expect(service.calls.filter((call) => call.route === route)).toHaveLength(3);
+    expect(service.counters).toMatchObject(route === 'login' ? { logins: 1, refreshes: 0 } : { logins: 1, refreshes: 1 });
+  });
+
+  it('makes one call with tokenRetries: 0 when the connection drops, and recovers on the next request', async () => {
+    const { emulator: service, api } = await needingOnEmulator('login', { tokenRetries: 0 });
+    service.inject('login', 'drop');
+
+    const error = await api.get('/orders').catch((e: unknown) => e);
+
+    expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
+    expect(((error as Error).cause as { code?: string }).code).toBe('ECONNRESET');
+    expect(service.counters.tokenCalls).toBe(1);
+    await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
+    expect(service.counters).toMatchObject({ tokenCalls: 2, logins: 1 });
+  });
+});
