@@ -20,7 +20,7 @@ const { values } = parseArgs({
 async function main(): Promise<void> {
   const emulator = await startEmulator({
     host: values.host,
-    port: parseCount(values.port!, 'port'),
+    port: values.port === '0' ? 0 : parseCount(values.port!, 'port'),
     accessTtlMs: parseDuration(values['access-ttl']!, 'access-ttl'),
     refreshTtlMs: parseDuration(values['refresh-ttl']!, 'refresh-ttl'),
     users: { [values.user!]: values.password! },

@@ -1,0 +1,155 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import axios from 'axios';
+import type { AxiosResponse } from 'axios';
+import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
+import { manualClock } from './helpers/flow.js';
+
+// The emulator's own contract, checked with bare axios over real HTTP (no plugin).
+closeEmulatorsAfterEach();
+
+const LOGIN = '/auth/api/v1/accounts/login';
+const TOKEN = '/auth/api/v1/accounts/token';
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const raw = (url: string) => axios.create({ baseURL: url, validateStatus: () => true });
+
+async function login(url: string, user = 'demo', password = 'demo-password'): Promise<AxiosResponse> {
+  return raw(url).post(LOGIN, undefined, { headers: { Authorization: basic(user, password) } });
+}
+
+describe('the emulator', () => {
+  it('logs in with Basic credentials and refuses wrong or missing ones with a detail', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' } });
+
+    const ok = await login(service.url);
+    const wrong = await login(service.url, 'demo', 'nope');
+    const missing = await raw(service.url).post(LOGIN);
+
+    expect(ok.status).toBe(200);
+    expect(Object.keys(ok.data as object).sort()).toEqual(['access', 'refresh']);
+    expect([wrong.status, wrong.data]).toEqual([401, { detail: 'Invalid username or password.' }]);
+    expect([missing.status, missing.data]).toEqual([401, { detail: 'Authentication credentials were not provided.' }]);
+    expect(service.counters).toMatchObject({ logins: 1, rejected: 2, tokenCalls: 3 });
+  });
+
+  it('renews with a refresh token that works once, answering in the real service’s shape', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' } });
+    const { refresh } = (await login(service.url)).data as { refresh: string };
+
+    const first = await raw(service.url).post(TOKEN, { refresh_token: refresh });
+    const again = await raw(service.url).post(TOKEN, { refresh_token: refresh });
+
+    expect(first.status).toBe(200);
+    expect(first.data).toEqual({ status: true, data: { access_token: expect.stringMatching(/^acc_/), refresh_token: expect.stringMatching(/^ref_/) } });
+    expect([again.status, (again.data as { code: string }).code]).toEqual([401, 'token_not_valid']);
+    expect(service.counters).toMatchObject({ refreshes: 1, rejected: 1 });
+  });
+
+  it('keeps the refresh token alive without rotation', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' }, rotateRefreshTokens: false });
+    const { refresh } = (await login(service.url)).data as { refresh: string };
+
+    const answers = [await raw(service.url).post(TOKEN, { refresh_token: refresh }), await raw(service.url).post(TOKEN, { refresh_token: refresh })];
+
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect((answers[0]!.data as { data: object }).data).not.toHaveProperty('refresh_token');
+  });
+
+  it('serves protected paths for a valid Bearer token, echoing the request, and 401s after the access lifetime', async () => {
+    const clock = manualClock();
+    const service = await emulator({ users: { demo: 'demo-password' }, clock: clock.now, accessTtlMs: 60_000 });
+    const { access } = (await login(service.url)).data as { access: string };
+    const api = raw(service.url);
+
+    const echoed = await api.put('/things/1?x=2', { a: 1 }, { headers: { Authorization: `Bearer ${access}` } });
+    clock.advance(60_000);
+    const expired = await api.get('/things/1', { headers: { Authorization: `Bearer ${access}` } });
+    const unknown = await api.get('/things/1', { headers: { Authorization: 'Bearer nope' } });
+
+    expect(echoed.data).toEqual({ method: 'PUT', path: '/things/1?x=2', user: 'demo', contentType: 'application/json', body: { a: 1 } });
+    expect([expired.status, expired.data]).toEqual([401, { detail: 'Given token not valid for any token type', code: 'token_not_valid' }]);
+    expect(unknown.status).toBe(401);
+    expect(service.counters).toMatchObject({ dataCalls: 3, unauthorized: 2, expiries: 1 });
+  });
+
+  it('issues JWT access tokens whose exp is the access lifetime', async () => {
+    const clock = manualClock();
+    const service = await emulator({ users: { demo: 'demo-password' }, clock: clock.now, tokenFormat: 'jwt', accessTtlMs: 90_000 });
+
+    const { access } = (await login(service.url)).data as { access: string };
+
+    const payload = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString('utf8')) as { exp: number; sub: string };
+    expect(payload).toMatchObject({ sub: 'demo', exp: Math.floor((clock.now() + 90_000) / 1000) });
+  });
+
+  it.each<[string, Parameters<Awaited<ReturnType<typeof emulator>>['inject']>[1], (r: AxiosResponse | Error) => unknown, unknown]>([
+    ['a status with headers', { status: 429, headers: { 'Retry-After': '3' } }, (r) => [(r as AxiosResponse).status, (r as AxiosResponse).headers['retry-after']], [429, '3']],
+    ['a redirect', { redirect: 'http://127.0.0.1:9/elsewhere' }, (r) => [(r as AxiosResponse).status, (r as AxiosResponse).headers.location], [302, 'http://127.0.0.1:9/elsewhere']],
+    ['malformed JSON', 'malformed', (r) => (r as AxiosResponse).data, '{"access": "abc", '],
+    ['no access token', 'no-access-token', (r) => (r as AxiosResponse).data, { status: true, data: { message: 'ok' } }],
+    ['a huge body', 'huge', (r) => ((r as AxiosResponse).data as { padding: string }).padding.length, 5 * 1024 * 1024],
+    ['a dropped connection', 'drop', (r) => (r as { code?: string }).code, 'ECONNRESET'],
+    ['half an answer', 'reset', (r) => r instanceof Error && !('response' in r && (r as { response?: { data?: unknown } }).response?.data), true],
+  ])('injects %s on the next login, once', async (_name, fault, observe, expected) => {
+    const service = await emulator({ users: { demo: 'demo-password' } });
+    service.inject('login', fault);
+
+    const faulty = await raw(service.url)
+      .post(LOGIN, undefined, { headers: { Authorization: basic('demo', 'demo-password') }, maxRedirects: 0 })
+      .catch((error: Error) => error);
+    const next = await login(service.url);
+
+    expect(observe(faulty)).toEqual(expected);
+    expect(next.status).toBe(200);
+    expect(service.counters).toMatchObject({ logins: 1, tokenCalls: 2 });
+  });
+
+  it('close() ends hung connections at once and frees the port', async () => {
+    const service = await emulator();
+    service.inject('login', 'hang');
+    const url = service.url;
+    const hung = raw(url).post(LOGIN).catch((error: { code?: string }) => error.code);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+
+    await service.close();
+
+    expect(await hung).toBe('ECONNRESET');
+    expect(await raw(url).get('/').catch((error: { code?: string }) => error.code)).toBe('ECONNREFUSED');
+  });
+
+  it('logs the credential each route received', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' } });
+    const { access, refresh } = (await login(service.url)).data as { access: string; refresh: string };
+    await raw(service.url).post(TOKEN, { refresh_token: refresh });
+    await raw(service.url).get('/x', { headers: { Authorization: `Bearer ${access}` } });
+
+    expect(service.calls.map((call) => [call.route, call.authorization?.split(' ')[0], call.body.includes(refresh)])).toEqual([
+      ['login', 'Basic', false],
+      ['token', undefined, true],
+      ['data', 'Bearer', false],
+    ]);
+  });
+});
+
+describe('npm run emulator', () => {
+  it('serves on the port it prints until it is stopped', async () => {
+    const child = spawn(join(__dirname, '..', 'node_modules', '.bin', 'tsx'), [join(__dirname, '..', 'demo', 'emulator.ts'), '--port', '0', '--access-ttl', '30s'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const found = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+          if (found) resolve(found[1]!);
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+      });
+
+      expect((await login(url)).status).toBe(200);
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  });
+});
