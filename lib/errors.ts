@@ -11,7 +11,9 @@ export type TokenAuthErrorCode =
   /** The token service could not be reached, timed out, redirected, or answered 5xx/429 after the retries. */
   | 'TOKEN_SERVICE_UNAVAILABLE'
   /** The token store failed to read or write. The plugin goes on with the tokens it holds in memory. */
-  | 'STORE_FAILED';
+  | 'STORE_FAILED'
+  /** `tokenBudget` refused a login or token call before it left, to keep the account clear of suspension. */
+  | 'TOKEN_BUDGET_EXCEEDED';
 
 const NAME = 'TokenAuthError';
 

@@ -2,6 +2,7 @@ import type { AxiosError, AxiosInstance, InternalAxiosRequestConfig } from 'axio
 import { parseTokenBody } from './parse.js';
 import { originOf } from './origins.js';
 import { MemoryTokenStore } from './stores/memory.js';
+import type { TokenBudgetLimits } from './budget.js';
 import type { RefreshRequest, TokenAuthOptions, TokenStore } from './types.js';
 
 /** Every default, in one place. */
@@ -20,18 +21,21 @@ export const DEFAULTS = Object.freeze({
   tokenRetries: 3,
   tokenRetryDelayMs: 300,
   loginCooldownMs: 60_000,
+  tokenBudget: Object.freeze({ windowMs: 3_600_000, logins: 10, refreshes: 30 }),
+  allowInsecureHttp: false,
   clock: Date.now,
 } satisfies Partial<TokenAuthOptions>);
 
-export type ResolvedOptions = Required<Omit<TokenAuthOptions, 'authBaseURL' | 'origins'>> & {
+export type ResolvedOptions = Required<Omit<TokenAuthOptions, 'authBaseURL' | 'origins' | 'tokenBudget'>> & {
   authBaseURL: string;
   origins: ReadonlyArray<string | RegExp>;
+  tokenBudget: TokenBudgetLimits | false;
 };
 
 const KNOWN: ReadonlyArray<keyof TokenAuthOptions> = [
   'credentials', 'authBaseURL', 'loginPath', 'tokenPath', 'refreshRequest', 'parseTokens', 'applyToken', 'isTokenRejected',
   'accessTokenLifetimeMs', 'expiryMarginMs', 'tokenTimeoutMs', 'tokenRetries', 'tokenRetryDelayMs', 'loginCooldownMs',
-  'store', 'origins', 'clock',
+  'tokenBudget', 'allowInsecureHttp', 'store', 'origins', 'clock',
 ];
 
 function fail(message: string): never {
@@ -99,6 +103,7 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   checkKeys(options);
   checkCredentials(options.credentials);
   for (const name of ['refreshRequest', 'parseTokens', 'applyToken', 'isTokenRejected', 'clock'] as const) checkFunction(name, options[name]);
+  if (options.allowInsecureHttp !== undefined && typeof options.allowInsecureHttp !== 'boolean') fail(`\`allowInsecureHttp\` must be true or false, got ${describe(options.allowInsecureHttp)}.`);
 
   const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as TokenAuthOptions;
   const merged = { ...DEFAULTS, store: new MemoryTokenStore(), ...defined };
@@ -125,7 +130,29 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
         : `\`authBaseURL\` must be an absolute URL such as "https://auth.example.com", got ${describe(merged.authBaseURL)}.`,
     );
   }
+  if (isPlainRemoteHttp(authBaseURL) && merged.allowInsecureHttp !== true) {
+    fail(
+      `\`authBaseURL\` ${originOf(authBaseURL)} is plain http://, so the password and refresh tokens would cross the network unencrypted. ` +
+        'Use https://, or pass `allowInsecureHttp: true` if this network is trusted.',
+    );
+  }
   if (merged.origins !== undefined) checkOrigins(merged.origins);
   const origins = merged.origins ?? [baseURL, authBaseURL].map(originOf).filter((origin): origin is string => origin !== undefined);
-  return { ...merged, authBaseURL, origins };
+  return { ...merged, authBaseURL, origins, tokenBudget: resolveBudget(merged.tokenBudget) };
+}
+
+function resolveBudget(budget: TokenAuthOptions['tokenBudget']): TokenBudgetLimits | false {
+  if (budget === false) return false;
+  if (typeof budget !== 'object' || budget === null) fail(`\`tokenBudget\` must be { windowMs?, logins?, refreshes? } or false, got ${describe(budget)}.`);
+  const limits = { ...DEFAULTS.tokenBudget, ...budget };
+  checkNumber('tokenBudget.windowMs', limits.windowMs);
+  checkNumber('tokenBudget.logins', limits.logins, { integer: true });
+  checkNumber('tokenBudget.refreshes', limits.refreshes, { integer: true });
+  return limits;
+}
+
+/** http:// to a host other than loopback (localhost, 127.0.0.0/8, ::1). */
+function isPlainRemoteHttp(url: string): boolean {
+  const parsed = new URL(url, (globalThis as { location?: { href?: string } }).location?.href);
+  return parsed.protocol === 'http:' && !/^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i.test(parsed.hostname);
 }

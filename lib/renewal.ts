@@ -40,7 +40,7 @@ export class TokenKeeper {
   private inflight: Promise<Held> | null = null;
   /** A generation whose replays were refused as well: a renewal did not cure its 401s, so they cause no more. */
   private uncured = 0;
-  private loginBlock: { until: number; error: TokenAuthError } | null = null;
+  private loginBlock: { until: number; error: TokenAuthError; rejections: number } | null = null;
   private readonly secrets: string[] = [];
   private readonly unsubscribe: (() => void) | undefined;
 
@@ -158,7 +158,12 @@ export class TokenKeeper {
     try {
       parsed = await this.client.login(credentials);
     } catch (error) {
-      if (hasCode(error, 'LOGIN_REJECTED')) this.loginBlock = { until: this.options.clock() + this.options.loginCooldownMs, error };
+      if (hasCode(error, 'LOGIN_REJECTED')) {
+        // Each rejection in a row doubles the wait, up to 16 times: the same credentials will not turn good soon.
+        const rejections = (this.loginBlock?.rejections ?? 0) + 1;
+        const cooldown = this.options.loginCooldownMs * 2 ** Math.min(rejections - 1, 4);
+        this.loginBlock = { until: this.options.clock() + cooldown, error, rejections };
+      }
       throw this.failed('login', error);
     }
     this.loginBlock = null;

@@ -2,6 +2,7 @@ import axios, { isAxiosError } from 'axios';
 import type { AxiosError, AxiosInstance, AxiosRequestConfig } from 'axios';
 import axiosRetry, { exponentialDelay, isNetworkError, retryAfter } from 'axios-retry';
 import { base64FromUtf8 } from './base64.js';
+import { TokenBudget } from './budget.js';
 import { TokenAuthError } from './errors.js';
 import type { TokenAuthErrorCode } from './errors.js';
 import { describeShape } from './parse.js';
@@ -39,6 +40,14 @@ export class TokenClient {
       maxRedirects: 0,
       headers: { Accept: 'application/json' },
     });
+    if (options.tokenBudget) {
+      // Every call that leaves, first tries and retries alike, spends the budget; past it, none leaves.
+      const budget = new TokenBudget(options.tokenBudget, options.clock);
+      this.http.interceptors.request.use((config) => {
+        budget.take(config.url === options.loginPath ? 'login' : 'refresh');
+        return config;
+      });
+    }
     axiosRetry(this.http, {
       retries: options.tokenRetries,
       shouldResetTimeout: true,
@@ -94,6 +103,7 @@ export class TokenClient {
   }
 
   private failure(operation: Operation, where: string, error: unknown, sent: string[]): TokenAuthError {
+    if (error instanceof TokenAuthError) return error;
     if (!isAxiosError(error)) {
       return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `${where} failed before reaching the token service.`, { cause: error });
     }

@@ -1,6 +1,7 @@
 import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
 import type { TokenAuthError, TokenAuthErrorCode } from './errors.js';
 import type { ParsedTokens } from './parse.js';
+import type { TokenBudgetLimits } from './budget.js';
 
 declare module 'axios' {
   interface AxiosRequestConfig {
@@ -124,10 +125,22 @@ export interface TokenAuthOptions {
   tokenRetryDelayMs?: number;
   /**
    * After the service rejects the credentials, automatic logins stop for this long and requests fail at once
-   * with the same `LOGIN_REJECTED` error. `auth.login()` tries again at any time.
+   * with the same `LOGIN_REJECTED` error. Each further rejection in a row doubles it, up to 16 times.
+   * `auth.login()` tries again at any time.
    * @default 60_000
    */
   loginCooldownMs?: number;
+  /**
+   * At most this many login and token calls (retries included) reach the service in a rolling window; past it,
+   * calls fail with `TOKEN_BUDGET_EXCEEDED` without leaving. `false` turns the cap off.
+   * @default { windowMs: 3_600_000, logins: 10, refreshes: 30 }
+   */
+  tokenBudget?: Partial<TokenBudgetLimits> | false;
+  /**
+   * Lets the Basic credentials and the refresh token travel over plain `http://` to a host other than loopback.
+   * @default false
+   */
+  allowInsecureHttp?: boolean;
   /**
    * Where the tokens are kept.
    * @default a new {@link MemoryTokenStore}

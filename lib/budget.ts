@@ -1,0 +1,45 @@
+import { TokenAuthError } from './errors.js';
+
+export type TokenOperation = 'login' | 'refresh';
+
+/** How many login and token calls may reach the service in a rolling window. */
+export interface TokenBudgetLimits {
+  /** @default 3_600_000 (an hour) */
+  windowMs: number;
+  /** Login calls, retries included. @default 10 */
+  logins: number;
+  /** Token calls, retries included. @default 30 */
+  refreshes: number;
+}
+
+/**
+ * Counts the calls that may generate a token, in a rolling window, and refuses one past the limit before it
+ * leaves: the identity provider may suspend an account that generates too many, whatever the reason.
+ */
+export class TokenBudget {
+  private readonly spent: Record<TokenOperation, number[]> = { login: [], refresh: [] };
+
+  constructor(
+    private readonly limits: TokenBudgetLimits,
+    private readonly clock: () => number,
+  ) {}
+
+  /** Records one call of `operation`, or throws TOKEN_BUDGET_EXCEEDED without recording it. */
+  take(operation: TokenOperation): void {
+    const now = this.clock();
+    const times = this.spent[operation];
+    while (times.length > 0 && times[0]! <= now - this.limits.windowMs) times.shift();
+    const limit = operation === 'login' ? this.limits.logins : this.limits.refreshes;
+    if (times.length >= limit) {
+      const freeInMs = times[0]! + this.limits.windowMs - now;
+      const what = operation === 'login' ? 'login calls' : 'token calls';
+      throw new TokenAuthError(
+        'TOKEN_BUDGET_EXCEEDED',
+        `Token budget spent: ${times.length} ${what} in the last ${Math.round(this.limits.windowMs / 60_000)} min (\`tokenBudget.${operation === 'login' ? 'logins' : 'refreshes'}\`). ` +
+          `The next is allowed in ${Math.ceil(freeInMs / 1000)} s. The identity provider may suspend an account that generates too many tokens: ` +
+          'the `failure` events say why so many were needed.',
+      );
+    }
+    times.push(now);
+  }
+}
