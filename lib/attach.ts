@@ -4,6 +4,7 @@ import { Emitter } from './events.js';
 import { resolveOptions } from './options.js';
 import { answeredFrom, OriginPolicy } from './origins.js';
 import { TokenKeeper } from './renewal.js';
+import type { Ticket } from './renewal.js';
 import { TokenClient } from './token-client.js';
 import type { TokenAuth, TokenAuthEvents, TokenAuthOptions } from './types.js';
 
@@ -34,20 +35,20 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
   const events = new Emitter<TokenAuthEvents>();
   const keeper = new TokenKeeper(resolved, new TokenClient(resolved), events);
   const origins = new OriginPolicy(resolved.origins);
-  // Which request carried which pair. A symbol of this attachment alone, so that a config replayed through
-  // another attached instance is not mistaken for one of ours.
-  const carried = Symbol('axios-token-keeper.generation');
+  // Which request carried which pair (a Ticket). A symbol of this attachment alone, so that a config replayed
+  // through another attached instance is not mistaken for one of ours.
+  const carried = Symbol('axios-token-keeper.ticket');
   // axios copies a config on every request and drops symbol keys in older versions, but it keeps function
   // references: the pass-through body transform of a replay is how its 401 is recognised as a replay's.
   const replayTransforms = new WeakSet<object>();
 
-  type Marked = InternalAxiosRequestConfig & { [carried]?: number };
+  type Marked = InternalAxiosRequestConfig & { [carried]?: Ticket };
 
   const authorize = async (config: InternalAxiosRequestConfig): Promise<InternalAxiosRequestConfig> => {
     if (config.skipAuth || !origins.allows(config)) return config;
     const held = await keeper.grant(config).catch(redacted);
     resolved.applyToken(config, held.pair.access);
-    (config as Marked)[carried] = held.generation;
+    (config as Marked)[carried] = keeper.ticket(held);
     return config;
   };
 
@@ -64,16 +65,16 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
   const recover = async (error: unknown): Promise<unknown> => {
     if (!isAxiosError(error)) throw error;
     const config = error.config as Marked | undefined;
-    const generation = config?.[carried];
-    if (config === undefined || generation === undefined) throw error;
+    const ticket = config?.[carried];
+    if (config === undefined || ticket === undefined) throw error;
     // A refusal from elsewhere (a redirect to another origin, which got no token) is not about our token.
     const answeredBy = answeredFrom(error.request);
     if (!resolved.isTokenRejected(error) || (answeredBy !== undefined && !origins.allowsURL(answeredBy))) throw keeper.redact(error);
     if (isReplay(config)) {
-      keeper.noteReplayRefused(generation);
+      keeper.noteReplayRefused(ticket.generation);
       throw keeper.redact(error);
     }
-    const held = await keeper.afterRejection(generation, config).catch(redacted);
+    const held = await keeper.afterRejection(ticket, config).catch(redacted);
     if (held === null) throw keeper.redact(error);
     keeper.counts.replays += 1;
     events.emit('replay', { method: (config.method ?? 'get').toUpperCase(), url: config.url ?? '' });

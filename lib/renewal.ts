@@ -20,6 +20,12 @@ export interface Held {
   readonly fromStore: boolean;
 }
 
+/** What a request carried: which pair, and how many renewals had failed when it left. No secret in it. */
+export interface Ticket {
+  readonly generation: number;
+  readonly failures: number;
+}
+
 /** `auto` follows the client rule; `login` and `refresh` are the user's explicit calls. */
 type Mode = 'auto' | 'login' | 'refresh';
 
@@ -41,6 +47,9 @@ export class TokenKeeper {
   /** A generation whose replays were refused as well: a renewal did not cure its 401s, so they cause no more. */
   private uncured = 0;
   private loginBlock: { until: number; error: TokenAuthError; rejections: number } | null = null;
+  /** Renewals that failed so far, and the error of the last: what the late 401s of their requests share. */
+  private failures = 0;
+  private lastFailure: unknown;
   private readonly secrets: string[] = [];
   private readonly unsubscribe: (() => void) | undefined;
 
@@ -62,16 +71,23 @@ export class TokenKeeper {
     return abortable(this.renew(held ? 'expired' : 'no-token'), config);
   }
 
+  /** The ticket of a request that leaves now with `held`. */
+  ticket(held: Held): Ticket {
+    return { generation: held.generation, failures: this.failures };
+  }
+
   /**
-   * The pair to replay a request with, after the pair of `generation` it carried was refused; null when the
-   * refusal must reach the caller as it is.
+   * The pair to replay a request with, after the pair it carried was refused; null when the refusal must reach the
+   * caller as it is.
    */
-  async afterRejection(generation: number, config: InternalAxiosRequestConfig): Promise<Held | null> {
+  async afterRejection(ticket: Ticket, config: InternalAxiosRequestConfig): Promise<Held | null> {
     if (this.inflight) await abortable(this.inflight, config);
     const held = this.held;
     // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
-    if (held && held.generation !== generation && !this.expired(held.pair)) return held;
-    if (generation === this.uncured) return null;
+    if (held && held.generation !== ticket.generation && !this.expired(held.pair)) return held;
+    if (ticket.generation === this.uncured) return null;
+    // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
+    if (ticket.failures !== this.failures) throw this.lastFailure;
     return abortable(this.renew('rejected'), config);
   }
 
@@ -116,9 +132,14 @@ export class TokenKeeper {
     const run = this.runRenewal(reason, mode, this.held?.pair);
     this.inflight = run;
     // Waiters may all have been aborted: the shared promise must not become an unhandled rejection.
-    run.catch(noop).finally(() => {
-      if (this.inflight === run) this.inflight = null;
-    });
+    run
+      .catch((error: unknown) => {
+        this.failures += 1;
+        this.lastFailure = error;
+      })
+      .finally(() => {
+        if (this.inflight === run) this.inflight = null;
+      });
     return run;
   }
 

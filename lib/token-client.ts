@@ -38,6 +38,8 @@ export class TokenClient {
       timeout: options.tokenTimeoutMs,
       // A redirect could carry the Basic header or the refresh token to another origin: never follow one.
       maxRedirects: 0,
+      // A token answer is a few hundred bytes; a huge one is a fault, not something to hold in memory.
+      maxContentLength: 1024 * 1024,
       headers: { Accept: 'application/json' },
     });
     if (options.tokenBudget) {
@@ -54,8 +56,9 @@ export class TokenClient {
       // POST is not idempotent, but a token call that failed this way produced no token we could lose. A timeout
       // is not retried: the service may still be working on it, and each wait already costs `tokenTimeoutMs`.
       // (isNetworkError excludes timeouts and cancellations.)
+      // An answer too large to read (ERR_BAD_RESPONSE without a response) is a bad answer, not a network fault.
       retryCondition: (error) =>
-        (error.response === undefined ? isNetworkError(error) : error.response.status === 429 || error.response.status >= 500) &&
+        (error.response === undefined ? isNetworkError(error) && error.code !== 'ERR_BAD_RESPONSE' : error.response.status === 429 || error.response.status >= 500) &&
         retryAfter(error) <= options.tokenTimeoutMs,
       retryDelay: (retryCount, error) => exponentialDelay(retryCount - 1, error, options.tokenRetryDelayMs),
     });
@@ -110,6 +113,9 @@ export class TokenClient {
     const response = error.response;
     const secrets = [...sent, ...tokensIn(response?.data)];
     const cause = redactAxiosError(error as AxiosError, secrets, { scrubBody: true });
+    if (response === undefined && error.code === 'ERR_BAD_RESPONSE') {
+      return new TokenAuthError('TOKEN_RESPONSE_INVALID', `The token service's answer to ${where} could not be read: ${cause.message}.`, { cause });
+    }
     if (response === undefined) {
       const reason = error.code === 'ECONNABORTED' || error.code === 'ETIMEDOUT' ? `timed out after ${this.options.tokenTimeoutMs} ms` : `failed (${error.code ?? cause.message})`;
       return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `The token service could not be reached: ${where} ${reason}.`, { cause });

@@ -173,6 +173,11 @@ export class TokenServiceEmulator {
     for (let i = 0; i < times; i += 1) this.faults[route].push(fault);
   }
 
+  /** Drops the faults not yet served: the service is healthy again. */
+  clearFaults(): void {
+    for (const queue of Object.values(this.faults)) queue.length = 0;
+  }
+
   /** Data calls to `path` answer 401 whatever the token (or stop doing so). */
   setAlwaysUnauthorized(path: string, on = true): void {
     if (on) this.unauthorizedPaths.add(path);
