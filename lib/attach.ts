@@ -1,8 +1,8 @@
-import { isAxiosError } from 'axios';
+import { AxiosHeaders, isAxiosError } from 'axios';
 import type { AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
 import { Emitter } from './events.js';
 import { resolveOptions } from './options.js';
-import { answeredFrom, OriginPolicy } from './origins.js';
+import { answeredFrom, OriginPolicy, requestURL } from './origins.js';
 import { TokenKeeper } from './renewal.js';
 import type { Ticket } from './renewal.js';
 import { TokenClient } from './token-client.js';
@@ -12,11 +12,19 @@ import type { TokenAuth, TokenAuthEvents, TokenAuthOptions } from './types.js';
 const ATTACHED = Symbol.for('axios-token-keeper.attached');
 
 type Attachable = AxiosInstance & { [ATTACHED]?: true };
+type RedirectHook = NonNullable<AxiosRequestConfig['beforeRedirect']>;
+
+/** A body that is read as it is sent (a Node stream): it cannot be sent a second time. */
+function isOneShot(data: unknown): boolean {
+  return typeof (data as { pipe?: unknown } | null)?.pipe === 'function';
+}
 
 /**
  * Attaches the token service's client rule to an axios instance: the first request logs in with the credentials,
  * every request to `origins` carries the access token, a token known to be expired is renewed before sending, and
  * requests refused with 401 share one renewal and are replayed once.
+ *
+ * Attach after registering your own response interceptors: one registered later sees a replayed response twice.
  *
  * @example
  * const api = axios.create({ baseURL: 'https://api.example.com' });
@@ -35,31 +43,52 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
   const events = new Emitter<TokenAuthEvents>();
   const keeper = new TokenKeeper(resolved, new TokenClient(resolved), events);
   const origins = new OriginPolicy(resolved.origins);
-  // Which request carried which pair (a Ticket). A symbol of this attachment alone, so that a config replayed
-  // through another attached instance is not mistaken for one of ours.
-  const carried = Symbol('axios-token-keeper.ticket');
-  // axios copies a config on every request and drops symbol keys in older versions, but it keeps function
-  // references: the pass-through body transform of a replay is how its 401 is recognised as a replay's.
-  const replayTransforms = new WeakSet<object>();
+  let ejected = false;
 
-  type Marked = InternalAxiosRequestConfig & { [carried]?: Ticket };
+  // Per-request bookkeeping under symbols of this attachment alone, so that a config replayed through another
+  // attached instance is not mistaken for one of ours: the ticket of what a request carried, and a replay mark.
+  const carried = Symbol('axios-token-keeper.ticket');
+  const replayed = Symbol('axios-token-keeper.replay');
+  type Marked = InternalAxiosRequestConfig & { [carried]?: Ticket; [replayed]?: true };
+  // The body of a replay was serialised on the first send: it goes out again as it is. Older axios versions drop
+  // symbol keys when they copy a config, but keep this function, so it marks a replay too.
+  const passBody = (data: unknown): unknown => data;
+
+  const isReplay = (config: Marked): boolean => {
+    const transforms = config.transformRequest;
+    return config[replayed] === true || (Array.isArray(transforms) ? transforms.includes(passBody) : transforms === passBody);
+  };
+
+  // Node follows redirects itself: a hop to an origin outside `origins` must not take the token along, in whatever
+  // header applyToken put it (follow-redirects drops only Authorization, and keeps it for subdomains).
+  const guardRedirect: RedirectHook = (redirect) => {
+    const to = (redirect as { href?: unknown }).href;
+    const headers = (redirect as { headers?: Record<string, unknown> }).headers;
+    if (typeof to !== 'string' || !headers || origins.allowsURL(to)) return;
+    for (const [name, value] of Object.entries(headers)) if (typeof value === 'string' && keeper.mask(value) !== value) delete headers[name];
+  };
 
   const authorize = async (config: InternalAxiosRequestConfig): Promise<InternalAxiosRequestConfig> => {
     if (config.skipAuth || !origins.allows(config)) return config;
     const held = await keeper.grant(config).catch(redacted);
     resolved.applyToken(config, held.pair.access);
-    (config as Marked)[carried] = keeper.ticket(held);
+    const marked = config as Marked;
+    marked[carried] = keeper.ticket(held, isReplay(marked));
+    const own = config.beforeRedirect;
+    if (own !== guardRedirect) {
+      config.beforeRedirect = own
+        ? (redirect, response, request) => {
+            guardRedirect(redirect, response, request);
+            own(redirect, response, request);
+          }
+        : guardRedirect;
+    }
     return config;
   };
 
   // An axios error leaving the interceptors (a CanceledError while waiting, too) may carry a token in its config.
   const redacted = (error: unknown): never => {
     throw isAxiosError(error) ? keeper.redact(error) : error;
-  };
-
-  const isReplay = (config: AxiosRequestConfig): boolean => {
-    const transforms = config.transformRequest;
-    return Array.isArray(transforms) ? transforms.some((transform) => replayTransforms.has(transform)) : !!transforms && replayTransforms.has(transforms);
   };
 
   const recover = async (error: unknown): Promise<unknown> => {
@@ -69,19 +98,21 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     if (config === undefined || ticket === undefined) throw error;
     // A refusal from elsewhere (a redirect to another origin, which got no token) is not about our token.
     const answeredBy = answeredFrom(error.request);
-    if (!resolved.isTokenRejected(error) || (answeredBy !== undefined && !origins.allowsURL(answeredBy))) throw keeper.redact(error);
-    if (isReplay(config)) {
-      keeper.noteReplayRefused(ticket.generation);
+    if (ejected || !resolved.isTokenRejected(error) || (answeredBy !== undefined && !origins.allowsURL(answeredBy))) throw keeper.redact(error);
+    const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
+    if (ticket.replay) {
+      keeper.noteReplayRefused(ticket, endpoint);
       throw keeper.redact(error);
     }
-    const held = await keeper.afterRejection(ticket, config).catch(redacted);
-    if (held === null) throw keeper.redact(error);
-    keeper.counts.replays += 1;
-    events.emit('replay', { method: (config.method ?? 'get').toUpperCase(), url: config.url ?? '' });
-    // The body was serialised on the first send: send those bytes again rather than serialising them twice.
-    const passBody = (data: unknown): unknown => data;
-    replayTransforms.add(passBody);
-    return instance.request({ ...config, transformRequest: [passBody] });
+    const held = await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
+    // A stream was consumed by the first send; after eject() the request would go out without a token.
+    if (held === null || ejected || isOneShot(config.data)) throw keeper.redact(error);
+    keeper.noteReplay();
+    events.emit('replay', { method: (config.method ?? 'get').toUpperCase(), url: keeper.mask(config.url ?? '') });
+    // axios wrote the first body's Content-Length into these headers; a user's transform may change the body.
+    const headers = new AxiosHeaders(config.headers);
+    headers.delete('Content-Length');
+    return instance.request({ ...config, headers, [replayed]: true, transformRequest: [passBody] } as AxiosRequestConfig);
   };
 
   const requestId = instance.interceptors.request.use(authorize);
@@ -90,6 +121,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
 
   return {
     eject() {
+      ejected = true;
       instance.interceptors.request.eject(requestId);
       instance.interceptors.response.eject(responseId);
       delete target[ATTACHED];
@@ -100,6 +132,6 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     refresh: () => keeper.refresh(),
     logout: () => keeper.logout(),
     on: (event, listener) => events.on(event, listener),
-    stats: () => ({ ...keeper.counts }),
+    stats: () => keeper.stats(),
   };
 }

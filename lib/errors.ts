@@ -13,7 +13,9 @@ export type TokenAuthErrorCode =
   /** The token store failed to read or write. The plugin goes on with the tokens it holds in memory. */
   | 'STORE_FAILED'
   /** `tokenBudget` refused a login or token call before it left, to keep the account clear of suspension. */
-  | 'TOKEN_BUDGET_EXCEEDED';
+  | 'TOKEN_BUDGET_EXCEEDED'
+  /** `auth.logout()` was called while the request waited for tokens; what was obtained meanwhile was dropped. */
+  | 'LOGGED_OUT';
 
 const NAME = 'TokenAuthError';
 

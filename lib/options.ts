@@ -60,9 +60,11 @@ function checkFunction(name: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'function') fail(`\`${name}\` must be a function, got ${describe(value)}.`);
 }
 
-function checkNumber(name: string, value: number, { integer = false, infinite = false } = {}): void {
-  const ok = typeof value === 'number' && value >= 0 && (Number.isFinite(value) || (infinite && value === Infinity)) && (!integer || Number.isInteger(value));
-  if (!ok) fail(`\`${name}\` must be a ${integer ? 'whole ' : ''}number of ${integer ? 'times' : 'milliseconds'} (0 or more${infinite ? ', or Infinity' : ''}), got ${describe(value)}.`);
+function checkNumber(name: string, value: number, { integer = false, infinite = false, positive = false } = {}): void {
+  const ok =
+    typeof value === 'number' && (positive ? value > 0 : value >= 0) && (Number.isFinite(value) || (infinite && value === Infinity)) && (!integer || Number.isInteger(value));
+  const range = positive ? 'more than 0' : '0 or more';
+  if (!ok) fail(`\`${name}\` must be a ${integer ? 'whole ' : ''}number of ${integer ? 'times' : 'milliseconds'} (${range}${infinite ? ', or Infinity' : ''}), got ${describe(value)}.`);
 }
 
 function checkPath(name: string, value: string): void {
@@ -112,7 +114,8 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   checkPath('tokenPath', merged.tokenPath);
   checkNumber('accessTokenLifetimeMs', merged.accessTokenLifetimeMs, { infinite: true });
   checkNumber('expiryMarginMs', merged.expiryMarginMs);
-  checkNumber('tokenTimeoutMs', merged.tokenTimeoutMs);
+  // axios reads a timeout of 0 as none at all: a hung token call would hold every request forever.
+  checkNumber('tokenTimeoutMs', merged.tokenTimeoutMs, { positive: true });
   checkNumber('tokenRetries', merged.tokenRetries, { integer: true });
   checkNumber('tokenRetryDelayMs', merged.tokenRetryDelayMs);
   checkNumber('loginCooldownMs', merged.loginCooldownMs);
@@ -145,7 +148,7 @@ function resolveBudget(budget: TokenAuthOptions['tokenBudget']): TokenBudgetLimi
   if (budget === false) return false;
   if (typeof budget !== 'object' || budget === null) fail(`\`tokenBudget\` must be { windowMs?, logins?, refreshes? } or false, got ${describe(budget)}.`);
   const limits = { ...DEFAULTS.tokenBudget, ...budget };
-  checkNumber('tokenBudget.windowMs', limits.windowMs);
+  checkNumber('tokenBudget.windowMs', limits.windowMs, { positive: true });
   checkNumber('tokenBudget.logins', limits.logins, { integer: true });
   checkNumber('tokenBudget.refreshes', limits.refreshes, { integer: true });
   return limits;

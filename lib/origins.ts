@@ -38,7 +38,20 @@ export class OriginPolicy {
     this.patterns = rules.filter((rule): rule is RegExp => rule instanceof RegExp).map((rule) => new RegExp(rule.source, rule.flags.replace(/[gy]/g, '')));
   }
 
+  private lastBase: string | undefined;
+  private lastBaseAllowed = false;
+
   allows(config: AxiosRequestConfig): boolean {
+    const url = config.url ?? '';
+    const base = config.baseURL;
+    // The hot path: a relative URL stays on its baseURL's origin, which rarely changes between requests.
+    if (base && !ABSOLUTE.test(url)) {
+      if (base !== this.lastBase) {
+        this.lastBase = base;
+        this.lastBaseAllowed = this.allowsURL(base);
+      }
+      return this.lastBaseAllowed;
+    }
     return this.allowsURL(requestURL(config));
   }
 

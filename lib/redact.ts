@@ -9,22 +9,27 @@ export function redactText(text: string, secrets: readonly string[]): string {
   return result;
 }
 
-/** Copies plain data with every secret replaced in its strings. Anything that is not plain data is dropped. */
+/**
+ * Plain data with every secret replaced in its strings. Anything else (a Date, a Buffer, a stream) is kept as it
+ * is: it holds no secret of ours, and the config must stay usable for the caller's own retries.
+ */
 function scrub(value: unknown, secrets: readonly string[], depth = 0): unknown {
   if (typeof value === 'string') return redactText(value, secrets);
-  if (typeof value !== 'object' || value === null) return value;
-  if (depth > 8) return REDACTED;
+  if (typeof value !== 'object' || value === null || depth > 8) return value;
   if (Array.isArray(value)) return value.map((item) => scrub(item, secrets, depth + 1));
+  if (value instanceof URLSearchParams) return new URLSearchParams(redactText(value.toString(), secrets));
   const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return value instanceof URLSearchParams ? new URLSearchParams(redactText(value.toString(), secrets)) : REDACTED;
+  if (proto !== Object.prototype && proto !== null) return value;
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrub(item, secrets, depth + 1)]));
 }
 
 function redactConfig<C extends AxiosRequestConfig>(config: C, secrets: readonly string[]): C {
   const headers = new AxiosHeaders(config.headers as AxiosHeaders);
   for (const [name, value] of Object.entries(headers.toJSON())) {
-    if (typeof value === 'string' && /^(authorization|proxy-authorization)$/i.test(name)) headers.set(name, value.replace(/^(\S+\s).*$/s, `$1${REDACTED}`));
-    else if (typeof value === 'string') headers.set(name, redactText(value, secrets));
+    if (typeof value !== 'string') continue;
+    // Keep the scheme ("Bearer"), mask the credential, whatever it is; a value without a scheme goes whole.
+    if (/^(authorization|proxy-authorization)$/i.test(name)) headers.set(name, `${/^\S+\s/.exec(value)?.[0] ?? ''}${REDACTED}`);
+    else headers.set(name, redactText(value, secrets));
   }
   const copy: C = { ...config, headers };
   if (typeof config.url === 'string') copy.url = redactText(config.url, secrets);
@@ -39,7 +44,7 @@ function redactConfig<C extends AxiosRequestConfig>(config: C, secrets: readonly
  * own string property redacted, whatever its key or writability: axios keeps the cause's stack under a
  * non-writable symbol. Its `cause` chain is copied the same way.
  */
-function redactedCopy<E extends object>(error: E, secrets: readonly string[], depth = 0): E {
+export function redactedCopy<E extends object>(error: E, secrets: readonly string[], depth = 0): E {
   const copy = Object.create(Object.getPrototypeOf(error) as object | null) as E;
   for (const key of Reflect.ownKeys(error)) {
     const descriptor = Object.getOwnPropertyDescriptor(error, key)!;
@@ -53,11 +58,11 @@ function redactedCopy<E extends object>(error: E, secrets: readonly string[], de
 
 /**
  * Makes an axios error safe to hand to users: `Authorization` values and `auth` passwords are masked, every known
- * secret is replaced in the config, message, stack and causes (and, for token calls, the answer body), and the raw
+ * secret is replaced in the config, message, stack, causes and answer body, and the raw
  * request (Node's ClientRequest keeps the headers as sent) is replaced by a description of it. Returns a copy;
  * `error` itself is left as it was.
  */
-export function redactAxiosError<E extends AxiosError>(error: E, secrets: readonly string[], options: { scrubBody?: boolean } = {}): E {
+export function redactAxiosError<E extends AxiosError>(error: E, secrets: readonly string[]): E {
   const copy = redactedCopy(error, secrets);
   const config = error.config && redactConfig(error.config, secrets);
   const request = error.request === undefined ? undefined : { redacted: true, method: config?.method?.toUpperCase(), url: config?.url };
@@ -68,7 +73,8 @@ export function redactAxiosError<E extends AxiosError>(error: E, secrets: readon
       ...error.response,
       config: config ?? error.response.config,
       request,
-      data: options.scrubBody ? scrub(error.response.data, secrets) : error.response.data,
+      // An endpoint may echo what it was sent, token included.
+      data: scrub(error.response.data, secrets),
     };
   }
   return copy;

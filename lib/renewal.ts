@@ -5,7 +5,7 @@ import type { Emitter } from './events.js';
 import { jwtExpiry } from './parse.js';
 import type { ParsedTokens } from './parse.js';
 import type { ResolvedOptions } from './options.js';
-import { redactAxiosError, redactText } from './redact.js';
+import { redactAxiosError, redactedCopy, redactText } from './redact.js';
 import type { TokenClient } from './token-client.js';
 import type { Credentials, RenewalReason, TokenAuthEvents, TokenAuthStats, TokenPair } from './types.js';
 
@@ -16,14 +16,14 @@ import type { Credentials, RenewalReason, TokenAuthEvents, TokenAuthStats, Token
 export interface Held {
   readonly pair: TokenPair;
   readonly generation: number;
-  /** Picked up from the store rather than obtained by this holder's own login or token call. */
-  readonly fromStore: boolean;
 }
 
 /** What a request carried: which pair, and how many renewals had failed when it left. No secret in it. */
 export interface Ticket {
   readonly generation: number;
   readonly failures: number;
+  /** The request is a replay: its 401 goes to the caller. */
+  readonly replay: boolean;
 }
 
 /** `auto` follows the client rule; `login` and `refresh` are the user's explicit calls. */
@@ -31,6 +31,8 @@ type Mode = 'auto' | 'login' | 'refresh';
 
 /** Secrets remembered for redaction: the last few pairs, for errors of requests that outlived their token. */
 const REMEMBERED_SECRETS = 16;
+/** Endpoints remembered as not cured by a renewal; the oldest go first. */
+const UNCURED_ENDPOINTS = 256;
 
 const noop = (): void => {};
 
@@ -39,13 +41,20 @@ const noop = (): void => {};
  * it, everyone else awaits it, and everyone gets its outcome.
  */
 export class TokenKeeper {
-  readonly counts: TokenAuthStats = { logins: 0, refreshes: 0, replays: 0, failures: 0 };
+  private readonly counts: TokenAuthStats = { logins: 0, refreshes: 0, replays: 0, failures: 0 };
   private held: Held | null = null;
   private generation = 0;
   private loading: Promise<void> | undefined;
+  private loaded = false;
   private inflight: Promise<Held> | null = null;
-  /** A generation whose replays were refused as well: a renewal did not cure its 401s, so they cause no more. */
-  private uncured = 0;
+  /**
+   * Endpoints whose replay was refused with a fresh pair: a renewal did not cure their 401 (a permission, not an
+   * expiry), so for a token lifetime their 401s go to the caller and cost no token call. Kept by time, not by pair:
+   * holders sharing a store change the pair under each other, and must not take turns renewing for such a 401.
+   */
+  private readonly uncured = new Map<string, number>();
+  /** Bumped by logout(): a renewal that started before it must not bring the old account back. */
+  private epoch = 0;
   private loginBlock: { until: number; error: TokenAuthError; rejections: number } | null = null;
   /** Renewals that failed so far, and the error of the last: what the late 401s of their requests share. */
   private failures = 0;
@@ -65,35 +74,46 @@ export class TokenKeeper {
   async grant(config: InternalAxiosRequestConfig): Promise<Held> {
     throwIfCanceled(config);
     if (this.inflight) await abortable(this.inflight, config);
-    await (this.loading ??= this.load());
+    if (!this.loaded) await (this.loading ??= this.load());
     const held = this.held;
     if (held && !this.expired(held.pair)) return held;
     return abortable(this.renew(held ? 'expired' : 'no-token'), config);
   }
 
   /** The ticket of a request that leaves now with `held`. */
-  ticket(held: Held): Ticket {
-    return { generation: held.generation, failures: this.failures };
+  ticket(held: Held, replay: boolean): Ticket {
+    return { generation: held.generation, failures: this.failures, replay };
   }
 
   /**
    * The pair to replay a request with, after the pair it carried was refused; null when the refusal must reach the
    * caller as it is.
    */
-  async afterRejection(ticket: Ticket, config: InternalAxiosRequestConfig): Promise<Held | null> {
+  async afterRejection(ticket: Ticket, endpoint: string, config: InternalAxiosRequestConfig): Promise<Held | null> {
     if (this.inflight) await abortable(this.inflight, config);
     const held = this.held;
     // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
     if (held && held.generation !== ticket.generation && !this.expired(held.pair)) return held;
-    if (ticket.generation === this.uncured) return null;
+    if ((this.uncured.get(endpoint) ?? -Infinity) > this.options.clock()) return null;
     // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
     if (ticket.failures !== this.failures) throw this.lastFailure;
     return abortable(this.renew('rejected'), config);
   }
 
-  /** A replay was refused too. If it carried a pair this holder just obtained, renewing again would not help. */
-  noteReplayRefused(generation: number): void {
-    if (this.held?.generation === generation && !this.held.fromStore) this.uncured = generation;
+  /** A replay to `endpoint` was refused with the current pair too: renewing again for it would not help. */
+  noteReplayRefused(ticket: Ticket, endpoint: string): void {
+    if (this.held?.generation !== ticket.generation) return;
+    const now = this.options.clock();
+    for (const [known, until] of this.uncured) if (until <= now || this.uncured.size >= UNCURED_ENDPOINTS) this.uncured.delete(known);
+    this.uncured.set(endpoint, now + Math.min(this.options.accessTokenLifetimeMs, 24 * 3_600_000));
+  }
+
+  noteReplay(): void {
+    this.counts.replays += 1;
+  }
+
+  stats(): TokenAuthStats {
+    return { ...this.counts };
   }
 
   async login(): Promise<void> {
@@ -109,6 +129,7 @@ export class TokenKeeper {
   async logout(): Promise<void> {
     this.held = null;
     this.generation += 1;
+    this.epoch += 1;
     await this.storeCall(() => this.options.store.clear());
     this.events.emit('logout', {});
   }
@@ -123,13 +144,17 @@ export class TokenKeeper {
     return redactAxiosError(error, this.secrets);
   }
 
+  mask(text: string): string {
+    return redactText(text, this.secrets);
+  }
+
   close(): void {
     this.unsubscribe?.();
   }
 
   private renew(reason: RenewalReason, mode: Mode = 'auto'): Promise<Held> {
     if (this.inflight) return this.inflight;
-    const run = this.runRenewal(reason, mode, this.held?.pair);
+    const run = this.runRenewal(reason, mode, this.held?.pair, this.epoch);
     this.inflight = run;
     // Waiters may all have been aborted: the shared promise must not become an unhandled rejection.
     run
@@ -143,34 +168,44 @@ export class TokenKeeper {
     return run;
   }
 
-  private async runRenewal(reason: RenewalReason, mode: Mode, failed: TokenPair | undefined): Promise<Held> {
+  private async runRenewal(reason: RenewalReason, mode: Mode, failed: TokenPair | undefined, epoch: number): Promise<Held> {
     const lock = await this.storeCall(() => this.options.store.lock?.());
     try {
       const stored = await this.read();
       // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
       if (mode === 'auto' && stored && stored.access !== failed?.access && !this.expired(stored)) {
+        this.checkEpoch(epoch);
         return stored.access === this.held?.pair.access ? this.held : this.hold(stored, true);
       }
       const basis = stored ?? failed;
-      if (mode === 'login' || !basis?.refresh) return await this.loginWith(reason, mode);
+      if (mode === 'login' || !basis?.refresh) return await this.loginWith(reason, mode, epoch);
       try {
-        return await this.refreshWith(basis, basis.refresh, reason);
+        return await this.refreshWith(basis, basis.refresh, reason, epoch);
       } catch (error) {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
         // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
         const again = await this.read();
-        if (again && again.refresh !== basis.refresh && !this.expired(again)) return this.hold(again, true);
+        if (again && again.refresh !== basis.refresh && !this.expired(again)) {
+          this.checkEpoch(epoch);
+          return this.hold(again, true);
+        }
         // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
         // Forget it, so that if the login fails too, later requests do not send it again while they wait.
         await this.discard(basis, again);
-        return await this.loginWith('refresh-rejected', mode);
+        return await this.loginWith('refresh-rejected', mode, epoch);
       }
     } finally {
       if (lock) await this.storeCall(() => lock.release());
     }
   }
 
-  private async loginWith(reason: RenewalReason, mode: Mode): Promise<Held> {
+  private checkEpoch(epoch: number): void {
+    if (epoch !== this.epoch) {
+      throw new TokenAuthError('LOGGED_OUT', '`auth.logout()` was called while this request waited for tokens; the tokens obtained meanwhile were dropped.');
+    }
+  }
+
+  private async loginWith(reason: RenewalReason, mode: Mode, epoch: number): Promise<Held> {
     const block = this.loginBlock;
     if (block && mode !== 'login' && this.options.clock() < block.until) throw block.error;
     const credentials = await this.credentials();
@@ -189,12 +224,12 @@ export class TokenKeeper {
     }
     this.loginBlock = null;
     this.counts.logins += 1;
-    const held = await this.take(this.pairFrom(parsed, undefined));
+    const held = await this.take(this.pairFrom(parsed, undefined), epoch);
     this.events.emit('login', { reason, durationMs: this.options.clock() - started });
     return held;
   }
 
-  private async refreshWith(basis: TokenPair, refreshToken: string, reason: RenewalReason): Promise<Held> {
+  private async refreshWith(basis: TokenPair, refreshToken: string, reason: RenewalReason, epoch: number): Promise<Held> {
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
@@ -203,7 +238,7 @@ export class TokenKeeper {
       throw this.failed('refresh', error);
     }
     this.counts.refreshes += 1;
-    const held = await this.take(this.pairFrom(parsed, basis.refresh));
+    const held = await this.take(this.pairFrom(parsed, basis.refresh), epoch);
     const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken;
     this.events.emit('refresh', { reason, rotated, durationMs: this.options.clock() - started });
     return held;
@@ -215,7 +250,8 @@ export class TokenKeeper {
     try {
       value = typeof source === 'function' ? await source() : source;
     } catch (error) {
-      throw this.failed('login', new TokenAuthError('NO_CREDENTIALS', 'The `credentials` function threw, so the plugin cannot log in; see `cause`.', { cause: error }));
+      const cause = error instanceof Error ? redactedCopy(error, this.secrets) : undefined;
+      throw this.failed('login', new TokenAuthError('NO_CREDENTIALS', 'The `credentials` function threw, so the plugin cannot log in; see `cause`.', { cause }));
     }
     if (typeof value?.username !== 'string' || typeof value.password !== 'string') {
       throw this.failed('login', new TokenAuthError('NO_CREDENTIALS', 'The `credentials` function gave no { username, password }, so the plugin cannot log in.'));
@@ -230,17 +266,18 @@ export class TokenKeeper {
   private pairFrom(parsed: ParsedTokens, previousRefresh: string | undefined): TokenPair {
     const now = this.options.clock();
     const told = parsed.expiresIn !== undefined ? now + parsed.expiresIn * 1000 : jwtExpiry(parsed.access);
-    // An expiry already (nearly) past on arrival means skewed clocks or a broken answer: trusting it would cost a
-    // renewal per request, so the configured lifetime applies instead.
-    const expiresAt = told !== undefined && told - this.options.expiryMarginMs > now ? told : now + this.options.accessTokenLifetimeMs;
+    // An expiry already within the margin on arrival means skewed clocks, a broken answer or a very short token:
+    // renewing before sending would cost a token call per request, so such a token is renewed on its 401 only.
+    const expiresAt = told === undefined ? now + this.options.accessTokenLifetimeMs : told - this.options.expiryMarginMs > now ? told : undefined;
     const pair: TokenPair = { access: parsed.access };
     const refresh = parsed.refresh ?? previousRefresh;
     if (refresh !== undefined) pair.refresh = refresh;
-    if (Number.isFinite(expiresAt)) pair.expiresAt = expiresAt;
+    if (expiresAt !== undefined && Number.isFinite(expiresAt)) pair.expiresAt = expiresAt;
     return pair;
   }
 
-  private async take(pair: TokenPair): Promise<Held> {
+  private async take(pair: TokenPair, epoch: number): Promise<Held> {
+    this.checkEpoch(epoch);
     const held = this.hold(pair, false);
     await this.storeCall(() => this.options.store.set(pair));
     return held;
@@ -248,7 +285,7 @@ export class TokenKeeper {
 
   private hold(pair: TokenPair, fromStore: boolean): Held {
     this.generation += 1;
-    const held: Held = { pair, generation: this.generation, fromStore };
+    const held: Held = { pair, generation: this.generation };
     this.held = held;
     for (const secret of [pair.access, pair.refresh]) if (secret && !this.secrets.includes(secret)) this.secrets.push(secret);
     this.secrets.splice(0, Math.max(0, this.secrets.length - REMEMBERED_SECRETS));
@@ -278,6 +315,7 @@ export class TokenKeeper {
   private async load(): Promise<void> {
     const pair = await this.read();
     if (pair && !this.held) this.hold(pair, true);
+    this.loaded = true;
   }
 
   private async read(): Promise<TokenPair | null> {
@@ -295,7 +333,8 @@ export class TokenKeeper {
       return await operation();
     } catch (error) {
       const reason = redactText(error instanceof Error ? error.message : String(error), this.secrets);
-      this.failed('store', new TokenAuthError('STORE_FAILED', `The token store failed (${reason}); going on with the tokens held in memory.`, { cause: error }));
+      const cause = error instanceof Error ? redactedCopy(error, this.secrets) : undefined;
+      this.failed('store', new TokenAuthError('STORE_FAILED', `The token store failed (${reason}); going on with the tokens held in memory.`, { cause }));
       return undefined;
     }
   }

@@ -42,6 +42,10 @@ export class TokenClient {
       maxContentLength: 1024 * 1024,
       headers: { Accept: 'application/json' },
     });
+    // axios.create() copies axios.defaults, and an application may have put its own Authorization there.
+    for (const headers of Object.values(this.http.defaults.headers) as Array<Record<string, unknown>>) {
+      if (typeof headers === 'object' && headers !== null) delete headers.Authorization;
+    }
     if (options.tokenBudget) {
       // Every call that leaves, first tries and retries alike, spends the budget; past it, none leaves.
       const budget = new TokenBudget(options.tokenBudget, options.clock);
@@ -112,7 +116,7 @@ export class TokenClient {
     }
     const response = error.response;
     const secrets = [...sent, ...tokensIn(response?.data)];
-    const cause = redactAxiosError(error as AxiosError, secrets, { scrubBody: true });
+    const cause = redactAxiosError(error as AxiosError, secrets);
     if (response === undefined && error.code === 'ERR_BAD_RESPONSE') {
       return new TokenAuthError('TOKEN_RESPONSE_INVALID', `The token service's answer to ${where} could not be read: ${cause.message}.`, { cause });
     }
