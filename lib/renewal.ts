@@ -80,6 +80,12 @@ export class TokenKeeper {
     return abortable(this.renew(held ? 'expired' : 'no-token'), config);
   }
 
+  /** `granted`, or a newer valid pair a renewal finished meanwhile (in the microtasks since `granted` was given). */
+  freshest(granted: Held): Held {
+    const held = this.held;
+    return held && held.generation > granted.generation && !this.expired(held.pair) ? held : granted;
+  }
+
   /** The ticket of a request that leaves now with `held`. */
   ticket(held: Held, replay: boolean): Ticket {
     return { generation: held.generation, failures: this.failures, replay };

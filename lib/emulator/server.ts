@@ -73,6 +73,8 @@ export interface EmulatorCounters {
   tokenCalls: number;
   /** Distinct access tokens presented after they expired: the expiries clients had to deal with. */
   expiries: number;
+  /** Injected faults served. */
+  faults: number;
 }
 
 const LOGIN = '/auth/api/v1/accounts/login';
@@ -109,7 +111,7 @@ function parseJSON(text: string): unknown {
  * // … then emulator.counters.refreshes, emulator.expireAccessTokens(), await emulator.close()
  */
 export class TokenServiceEmulator {
-  readonly counters: EmulatorCounters = { logins: 0, refreshes: 0, rejected: 0, unauthorized: 0, dataCalls: 0, tokenCalls: 0, expiries: 0 };
+  readonly counters: EmulatorCounters = { logins: 0, refreshes: 0, rejected: 0, unauthorized: 0, dataCalls: 0, tokenCalls: 0, expiries: 0, faults: 0 };
   readonly calls: EmulatorCall[] = [];
   private readonly users: Map<string, string>;
   private readonly ledger: TokenLedger;
@@ -173,6 +175,11 @@ export class TokenServiceEmulator {
     for (let i = 0; i < times; i += 1) this.faults[route].push(fault);
   }
 
+  /** Whether this emulator issued `token` (access or refresh, alive or not): for checking what a client stores. */
+  issued(token: string): boolean {
+    return this.ledger.issued(token);
+  }
+
   /** Drops the faults not yet served: the service is healthy again. */
   clearFaults(): void {
     for (const queue of Object.values(this.faults)) queue.length = 0;
@@ -202,7 +209,10 @@ export class TokenServiceEmulator {
 
     if (route !== 'data') this.counters.tokenCalls += 1;
     const fault = this.faults[route].shift();
-    if (fault !== undefined) return this.fail(fault, response);
+    if (fault !== undefined) {
+      this.counters.faults += 1;
+      return this.fail(fault, response);
+    }
     if (route === 'data') return this.data(method, `${path}${url.search}`, path, authorization, body, request, response);
     if (route === 'login') return this.login(authorization, response);
     return this.token(body, response);

@@ -12,6 +12,8 @@ export class TokenLedger {
   private readonly access = new Map<string, Grant>();
   /** Access tokens that were valid once, so a 401 can tell an expired token from an unknown one. */
   private readonly retired = new Set<string>();
+  /** Refresh tokens used, revoked or expired. */
+  private readonly spent = new Set<string>();
   private readonly refresh = new Map<string, Grant>();
   private readonly secret = randomBytes(32);
 
@@ -43,8 +45,15 @@ export class TokenLedger {
   /** Spends a refresh token: its user, once; undefined when unknown, used or expired. */
   spendRefresh(token: string, rotate: boolean): string | undefined {
     const username = this.valid(this.refresh, token);
-    if (username !== undefined && rotate) this.refresh.delete(token);
+    if (username !== undefined && rotate) {
+      this.refresh.delete(token);
+      this.spent.add(token);
+    }
     return username;
+  }
+
+  issued(token: string): boolean {
+    return this.access.has(token) || this.retired.has(token) || this.refresh.has(token) || this.spent.has(token);
   }
 
   expireAccess(): void {
@@ -53,6 +62,7 @@ export class TokenLedger {
   }
 
   revokeRefresh(): void {
+    for (const token of this.refresh.keys()) this.spent.add(token);
     this.refresh.clear();
   }
 
@@ -61,7 +71,7 @@ export class TokenLedger {
     if (grant === undefined) return undefined;
     if (this.clock() >= grant.expiresAt) {
       grants.delete(token);
-      if (grants === this.access) this.retired.add(token);
+      (grants === this.access ? this.retired : this.spent).add(token);
       return undefined;
     }
     return grant.username;
