@@ -5,6 +5,7 @@ import { resolveOptions } from './options.js';
 import { answeredFrom, OriginPolicy, requestURL } from './origins.js';
 import { TokenKeeper } from './renewal.js';
 import type { Ticket } from './renewal.js';
+import { isStream } from './redact.js';
 import { TokenClient } from './token-client.js';
 import type { TokenAuth, TokenAuthEvents, TokenAuthOptions } from './types.js';
 
@@ -13,11 +14,6 @@ const ATTACHED = Symbol.for('axios-token-keeper.attached');
 
 type Attachable = AxiosInstance & { [ATTACHED]?: true };
 type RedirectHook = NonNullable<AxiosRequestConfig['beforeRedirect']>;
-
-/** A body that is read as it is sent (a Node stream): it cannot be sent a second time. */
-function isOneShot(data: unknown): boolean {
-  return typeof (data as { pipe?: unknown } | null)?.pipe === 'function';
-}
 
 /**
  * Attaches the token service's client rule to an axios instance: the first request logs in with the credentials,
@@ -106,7 +102,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     }
     const held = await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
     // A stream was consumed by the first send; after eject() the request would go out without a token.
-    if (held === null || ejected || isOneShot(config.data)) throw keeper.redact(error);
+    if (held === null || ejected || isStream(config.data)) throw keeper.redact(error);
     keeper.noteReplay();
     events.emit('replay', { method: (config.method ?? 'get').toUpperCase(), url: keeper.mask(config.url ?? '') });
     // axios wrote the first body's Content-Length into these headers; a user's transform may change the body.

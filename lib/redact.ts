@@ -3,6 +3,11 @@ import type { AxiosError, AxiosRequestConfig } from 'axios';
 
 export const REDACTED = '[REDACTED]';
 
+/** A body that is read as it is sent (a Node stream): it cannot be sent a second time. */
+export function isStream(data: unknown): boolean {
+  return typeof (data as { pipe?: unknown } | null)?.pipe === 'function';
+}
+
 export function redactText(text: string, secrets: readonly string[]): string {
   let result = text;
   for (const secret of secrets) if (secret !== '' && result.includes(secret)) result = result.split(secret).join(REDACTED);
@@ -35,6 +40,8 @@ function redactConfig<C extends AxiosRequestConfig>(config: C, secrets: readonly
   if (typeof config.url === 'string') copy.url = redactText(config.url, secrets);
   if (config.params !== undefined) copy.params = scrub(config.params, secrets);
   if (typeof config.data === 'string') copy.data = redactText(config.data, secrets);
+  // A stream body keeps a reference to the request it was piped into, headers and all; it cannot be sent again.
+  else if (isStream(config.data)) copy.data = REDACTED;
   if (config.auth) copy.auth = { username: config.auth.username, password: REDACTED };
   return copy;
 }
