@@ -7,5 +7,7 @@ module.exports = {
   // Sources import './x.js' (what ESM needs at run time); jest resolves that to the .ts file.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^axios-token-keeper$': '<rootDir>/lib/index.ts', '^axios-token-keeper/emulator$': '<rootDir>/lib/emulator/index.ts' },
   testTimeout: 20000,
+  // Records every error, event payload and console line of each test file and fails the file if a test secret is in one.
+  setupFilesAfterEnv: ['<rootDir>/__tests__/helpers/scan-secrets.ts'],
   reporters: ['default', '<rootDir>/scripts/summary-reporter.js'],
 };

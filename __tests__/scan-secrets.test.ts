@@ -1,0 +1,131 @@
+import axios, { AxiosError, AxiosHeaders } from 'axios';
+import { TokenAuthError } from '../lib/index.js';
+import { E2E_PASSWORD, E2E_USER } from './helpers/emulator.js';
+import { findLeaks, isPluginRejection, KNOWN_CREDENTIALS, literalSecrets, preview, scanRecords, tokenShapedIn } from './helpers/scan-secrets.js';
+import type { Finding } from './helpers/scan-secrets.js';
+import { PASSWORD, USERNAME } from './helpers/service.js';
+import { rig, useNock } from './helpers/setup.js';
+
+// The suite-wide scan (helpers/scan-secrets.ts, a setup file of every test file) judges by findLeaks: these tests
+// check it on crafted values, and that the setup file records what the plugin hands out.
+
+useNock();
+
+const SECRETS = literalSecrets();
+const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+const JWT = `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({ sub: 'jane', exp: 1767225600 })}.c2lnbmF0dXJlLWJ5dGVz`;
+const BASIC_JANE = Buffer.from(`${USERNAME}:${PASSWORD}`, 'utf8').toString('base64');
+const FAKE_ACCESS = 'acc-3-k2j4h5g6';
+const EMULATOR_REFRESH = `ref_${'0123456789abcdef'.repeat(3)}`;
+
+const names = (findings: Finding[]) => findings.map((finding) => finding.secret);
+
+describe('findLeaks finds', () => {
+  it('a token in the config header of a nested cause', () => {
+    const config = { url: '/orders', method: 'get', headers: new AxiosHeaders({ Authorization: `Bearer ${FAKE_ACCESS}` }) };
+    const axiosError = new AxiosError('Request failed with status code 503', 'ERR_BAD_RESPONSE', config as never);
+    const error = new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', 'The token service answered with an error.', { cause: new Error('wrapped', { cause: axiosError }) });
+
+    const findings = findLeaks(error, SECRETS);
+
+    expect(findings).toHaveLength(1);
+    expect(findings[0]!.secret).toMatch(/^token \(acc-\/ref-<n>-<nonce>\) "acc"… \(14 chars\)$/);
+    expect(findings[0]!.paths).toContain('<value>.cause.cause.config.headers.Authorization');
+    expect(findings[0]!.seenIn).toEqual(expect.arrayContaining(['util.inspect(<value>.cause.cause)', 'JSON.stringify(<value>.cause.cause)']));
+  });
+
+  it('a Basic value in an event payload, known or only shaped like one', () => {
+    const known = findLeaks({ method: 'GET', url: `/orders?auth=${BASIC_JANE}` }, SECRETS);
+    expect(names(known)).toEqual([`Basic value of "jane" ${preview(BASIC_JANE)}`]);
+    expect(known[0]!.paths).toEqual(['<value>.url']);
+
+    const unknown = Buffer.from('someone:else entirely', 'utf8').toString('base64');
+    expect(names(findLeaks({ operation: 'login', note: `sent Authorization: Basic ${unknown}` }, SECRETS))).toEqual([`Basic value (base64 of user:password) ${preview(unknown)}`]);
+  });
+
+  it('a JWT in a console line', () => {
+    const args = ['renewed, now holding', JWT];
+    const findings = findLeaks(args, SECRETS, [`renewed, now holding ${JWT}`]);
+
+    expect(names(findings)).toEqual([`JWT ${preview(JWT)}`]);
+    expect(findings[0]!.seenIn).toContain('console line');
+    expect(findings[0]!.paths).toEqual(['<value>["1"]']);
+  });
+
+  it('the test passwords, the emulator tokens, and secrets only a serialiser shows', () => {
+    expect(names(findLeaks(new Error(`no account matches ${E2E_USER}:${E2E_PASSWORD}`), SECRETS))).toEqual([`password of "ops user" ${preview(E2E_PASSWORD)}`]);
+    expect(names(findLeaks({ data: { refresh: EMULATOR_REFRESH } }, SECRETS))).toEqual([`token (acc_/ref_<hex>) ${preview(EMULATOR_REFRESH)}`]);
+    const findings = findLeaks({ toJSON: () => ({ leaked: FAKE_ACCESS }) }, SECRETS);
+    expect(findings.map((finding) => [finding.seenIn, finding.paths])).toEqual([[['JSON.stringify(<value>)'], []]]);
+  });
+
+  it('cycles without looping, and prints no more of a secret than a short prefix', () => {
+    const looped: Record<string, unknown> = { config: { headers: { Authorization: `Bearer ${FAKE_ACCESS}` } }, password: PASSWORD };
+    looped.self = looped;
+
+    const findings = findLeaks(looped, SECRETS);
+
+    expect(findings).toHaveLength(2);
+    const report = JSON.stringify(findings);
+    for (const secret of [FAKE_ACCESS, PASSWORD, PASSWORD.slice(0, 5), FAKE_ACCESS.slice(0, 5)]) expect(report).not.toContain(secret);
+  });
+});
+
+describe('findLeaks passes', () => {
+  it.each<[string, unknown]>([
+    ['redacted headers', { headers: new AxiosHeaders({ Authorization: 'Bearer [REDACTED]', 'Proxy-Authorization': 'Basic [REDACTED]' }), data: '{"refresh_token":"[REDACTED]"}' }],
+    [
+      'the plugin’s own messages',
+      new TokenAuthError(
+        'LOGIN_REJECTED',
+        'The token service rejected the login (POST /auth/api/v1/accounts/login, HTTP 401: "Invalid username or password."). Check the `credentials`.',
+        { status: 401 },
+      ),
+    ],
+    ['ordinary words', 'Basic auth with the access token and a refresh token; acc-repeated, ref-orphan-cafe, account-1-day, accessible'],
+    ['dotted names that are not JWTs', 'api.example.com v1.2.3 127.0.0.1 lib/events.ts a.b.c abcdefghijkl.mnopqrstu.vwxyz eyJub3QiOiJqd3QifQ.eyJhIjoxfQ.sig'],
+    ['event payloads', [{ reason: 'rejected', durationMs: 12 }, { method: 'GET', url: '/orders?page=2' }, { operation: 'refresh', code: 'REFRESH_REJECTED' }]],
+  ])('%s', (_what, value) => {
+    expect(findLeaks(value, SECRETS, typeof value === 'string' ? [value] : [])).toEqual([]);
+  });
+
+  it('finds no token shape in [REDACTED]', () => {
+    expect(tokenShapedIn('[REDACTED] Bearer [REDACTED] Basic [REDACTED]')).toEqual([]);
+  });
+});
+
+describe('the setup file', () => {
+  it('searches for the credentials the helpers define', () => {
+    expect(KNOWN_CREDENTIALS).toEqual(
+      expect.arrayContaining([
+        [USERNAME, PASSWORD],
+        [E2E_USER, E2E_PASSWORD],
+      ]),
+    );
+  });
+
+  it('counts a rejection as the plugin’s only when it is a TokenAuthError or its config bears the plugin’s mark', () => {
+    const plain = new AxiosError('Request failed', 'ERR_BAD_REQUEST', { headers: new AxiosHeaders(), [Symbol('another-plugin.state')]: {} } as never);
+    const marked = new AxiosError('Request failed', 'ERR_BAD_REQUEST', { headers: new AxiosHeaders(), [Symbol('axios-token-keeper.ticket')]: {} } as never);
+
+    expect(isPluginRejection(plain)).toBe(false);
+    expect(isPluginRejection(marked)).toBe(true);
+    expect(isPluginRejection(new TokenAuthError('LOGIN_REJECTED', 'rejected'))).toBe(true);
+    expect(isPluginRejection(new Error('other'))).toBe(false);
+  });
+
+  it('records the plugin’s events and the rejections of attached instances, not those of plain instances', async () => {
+    const { service, api } = rig();
+    service.alwaysUnauthorized.add('/forbidden');
+    const before = scanRecords().length;
+
+    await api.get('/orders');
+    const refused = await api.get('/forbidden').catch((error: unknown) => error);
+    const plain = await axios.create({ baseURL: service.dataBase }).get('/forbidden').catch((error: unknown) => error);
+
+    const recorded = scanRecords().slice(before);
+    expect(recorded.map((entry) => entry.labels[0])).toEqual(['event "login"', 'event "refresh"', 'event "replay"', 'GET request rejected with AxiosError ERR_BAD_REQUEST']);
+    expect(recorded[3]!.value).toBe(refused);
+    expect(recorded.some((entry) => entry.value === plain)).toBe(false);
+  });
+});
