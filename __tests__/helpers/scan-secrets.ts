@@ -25,6 +25,7 @@ import util from 'node:util';
 import axios from 'axios';
 import type { AxiosResponse } from 'axios';
 import { Emitter } from '../../lib/events';
+import { jsonOf, safely } from './serialize';
 
 // ---------------------------------------------------------------------------------------------------------------
 // The secrets
@@ -139,28 +140,7 @@ export function preview(secret: string): string {
   return `${JSON.stringify(secret.slice(0, Math.min(4, Math.floor(secret.length / 4))))}… (${secret.length} chars)`;
 }
 
-function safely(render: () => string | undefined): string | undefined {
-  try {
-    return render();
-  } catch {
-    return undefined;
-  }
-}
 
-/** JSON.stringify as a structured logger would run it, with cycles dropped and bigints written out. */
-function jsonOf(value: unknown): string | undefined {
-  const seen = new WeakSet<object>();
-  return safely(() =>
-    JSON.stringify(value, (_key, item: unknown) => {
-      if (typeof item === 'bigint') return item.toString();
-      if (typeof item === 'object' && item !== null) {
-        if (seen.has(item)) return '[Circular]';
-        seen.add(item);
-      }
-      return item;
-    }),
-  );
-}
 
 /** The value and each `cause` below it, cycle-safe. */
 function causeChain(value: unknown, limit = 10): unknown[] {

@@ -3,6 +3,7 @@ import { AxiosHeaders } from 'axios';
 import type { TokenAuth, TokenAuthEvents } from '../../lib/index.js';
 import { PASSWORD, USERNAME } from './service.js';
 import type { FakeTokenService } from './service.js';
+import { jsonOf, safely } from './serialize.js';
 
 /** Where a secret was found: a property path from the scanned value, or the output of a serialiser. */
 export interface Leak {
@@ -42,28 +43,7 @@ function read(target: object, key: string | symbol): { value: unknown } | undefi
   }
 }
 
-function safely(render: () => string): string | undefined {
-  try {
-    return render();
-  } catch {
-    return undefined;
-  }
-}
 
-/** JSON.stringify as a structured logger would run it, with cycles dropped and bigints written out. */
-function jsonOf(value: unknown): string | undefined {
-  const seen = new WeakSet<object>();
-  return safely(() =>
-    JSON.stringify(value, (_key, item: unknown) => {
-      if (typeof item === 'bigint') return item.toString();
-      if (typeof item === 'object' && item !== null) {
-        if (seen.has(item)) return '[Circular]';
-        seen.add(item);
-      }
-      return item;
-    }),
-  );
-}
 
 /**
  * Every place a secret occurs in `value`: own properties (enumerable or not, string or symbol keys, getters
