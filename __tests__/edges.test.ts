@@ -195,3 +195,21 @@ describe('secrets in what comes back', () => {
     expect(tokenCall?.authorization).toBeUndefined();
   });
 });
+
+describe('logout()', () => {
+  it('forgets the endpoints a renewal did not cure: the next login may be another account', async () => {
+    const { emulator: service, api, auth } = await e2e({}, { alwaysUnauthorized: ['/reports'] });
+    await api.get('/orders');
+    await failureOf(api.get('/reports'));
+    expect(service.counters.refreshes).toBe(1);
+
+    await auth.logout();
+    service.setAlwaysUnauthorized('/reports', false);
+    service.expireAccessTokens();
+    await api.get('/orders');
+    service.expireAccessTokens();
+
+    await expect(api.get('/reports')).resolves.toMatchObject({ status: 200 });
+    expect(service.counters).toMatchObject({ logins: 2, refreshes: 2 });
+  });
+});

@@ -136,6 +136,8 @@ export class TokenKeeper {
     this.held = null;
     this.generation += 1;
     this.epoch += 1;
+    // The next login may be another account, whose permissions are its own.
+    this.uncured.clear();
     await this.storeCall(() => this.options.store.clear());
     this.events.emit('logout', {});
   }
