@@ -55,6 +55,14 @@ async function expectRenewalBeforeSending({ service, api, auth }: ClockedRig, pa
   expect(auth.stats().replays).toBe(replays);
 }
 
+/** The held token is kept until a second before `renewAtMs` from now, and renewed before sending a second after. */
+async function expectRenewalAt(setup: ClockedRig, renewAtMs: number): Promise<void> {
+  setup.clock.advance(renewAtMs - SECOND);
+  await expectNoRenewal(setup);
+  setup.clock.advance(2 * SECOND);
+  await expectRenewalBeforeSending(setup);
+}
+
 describe('proactive renewal, with the default lifetime of an opaque token (45 min) and margin (30 s)', () => {
   it('keeps the token until 45 min minus the margin, then renews before sending', async () => {
     const setup = await primed();
@@ -75,10 +83,7 @@ describe('proactive renewal, with the default lifetime of an opaque token (45 mi
     setup.clock.advance(45 * MINUTE);
     await expectRenewalBeforeSending(setup);
 
-    setup.clock.advance(45 * MINUTE - 30 * SECOND - SECOND);
-    await expectNoRenewal(setup);
-    setup.clock.advance(2 * SECOND);
-    await expectRenewalBeforeSending(setup);
+    await expectRenewalAt(setup, 45 * MINUTE - 30 * SECOND);
 
     expect(setup.service.count('token')).toBe(2);
     expect(setup.service.count('login')).toBe(1);
@@ -112,10 +117,7 @@ describe('expiryMarginMs', () => {
   it('renews a token that expires within a custom margin of 5 min', async () => {
     const setup = await primed({ expiryMarginMs: 5 * MINUTE });
 
-    setup.clock.advance(40 * MINUTE - SECOND);
-    await expectNoRenewal(setup);
-    setup.clock.advance(2 * SECOND);
-    await expectRenewalBeforeSending(setup);
+    await expectRenewalAt(setup, 40 * MINUTE);
     expect(setup.service.count('token')).toBe(1);
   });
 
@@ -137,16 +139,10 @@ describe('where the lifetime comes from', () => {
       service.jwtLifetimeSec = 3600;
     });
 
-    setup.clock.advance(570 * SECOND - SECOND);
-    await expectNoRenewal(setup);
-    setup.clock.advance(2 * SECOND);
-    await expectRenewalBeforeSending(setup);
+    await expectRenewalAt(setup, 570 * SECOND);
 
     // The token answer's `expires_in` sets the lifetime of the renewed token too.
-    setup.clock.advance(570 * SECOND - SECOND);
-    await expectNoRenewal(setup);
-    setup.clock.advance(2 * SECOND);
-    await expectRenewalBeforeSending(setup);
+    await expectRenewalAt(setup, 570 * SECOND);
     expect(setup.service.count('token')).toBe(2);
   });
 
@@ -155,25 +151,16 @@ describe('where the lifetime comes from', () => {
       service.jwtLifetimeSec = 900;
     });
 
-    setup.clock.advance(870 * SECOND - SECOND);
-    await expectNoRenewal(setup);
-    setup.clock.advance(2 * SECOND);
-    await expectRenewalBeforeSending(setup);
+    await expectRenewalAt(setup, 870 * SECOND);
 
-    setup.clock.advance(870 * SECOND - SECOND);
-    await expectNoRenewal(setup);
-    setup.clock.advance(2 * SECOND);
-    await expectRenewalBeforeSending(setup);
+    await expectRenewalAt(setup, 870 * SECOND);
     expect(setup.service.count('token')).toBe(2);
   });
 
   it('falls back to `accessTokenLifetimeMs` for an opaque token with no `expires_in`', async () => {
     const setup = await primed({ accessTokenLifetimeMs: 10 * MINUTE });
 
-    setup.clock.advance(10 * MINUTE - 30 * SECOND - SECOND);
-    await expectNoRenewal(setup);
-    setup.clock.advance(2 * SECOND);
-    await expectRenewalBeforeSending(setup);
+    await expectRenewalAt(setup, 10 * MINUTE - 30 * SECOND);
     expect(setup.service.count('token')).toBe(1);
   });
 

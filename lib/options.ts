@@ -1,6 +1,6 @@
 import type { AxiosError, AxiosInstance, InternalAxiosRequestConfig } from 'axios';
 import { parseTokenBody } from './parse.js';
-import { originOf } from './origins.js';
+import { originOf, pageAddress } from './origins.js';
 import { MemoryTokenStore } from './stores/memory.js';
 import type { TokenBudgetLimits } from './budget.js';
 import type { RefreshRequest, TokenAuthOptions, TokenStore } from './types.js';
@@ -156,6 +156,6 @@ function resolveBudget(budget: TokenAuthOptions['tokenBudget']): TokenBudgetLimi
 
 /** http:// to a host other than loopback (localhost, 127.0.0.0/8, ::1). */
 function isPlainRemoteHttp(url: string): boolean {
-  const parsed = new URL(url, (globalThis as { location?: { href?: string } }).location?.href);
+  const parsed = new URL(url, pageAddress());
   return parsed.protocol === 'http:' && !/^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i.test(parsed.hostname);
 }

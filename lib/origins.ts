@@ -3,7 +3,7 @@ import type { AxiosRequestConfig } from 'axios';
 const ABSOLUTE = /^([a-z][a-z\d+\-.]*:)?\/\//i;
 
 /** The page's address in a browser, so relative URLs resolve as the browser would resolve them. */
-function pageAddress(): string | undefined {
+export function pageAddress(): string | undefined {
   return (globalThis as { location?: { href?: string } }).location?.href;
 }
 

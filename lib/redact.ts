@@ -39,9 +39,8 @@ function redactConfig<C extends AxiosRequestConfig>(config: C, secrets: readonly
   const copy: C = { ...config, headers };
   if (typeof config.url === 'string') copy.url = redactText(config.url, secrets);
   if (config.params !== undefined) copy.params = scrub(config.params, secrets);
-  if (typeof config.data === 'string') copy.data = redactText(config.data, secrets);
   // A stream body keeps a reference to the request it was piped into, headers and all; it cannot be sent again.
-  else if (isStream(config.data)) copy.data = REDACTED;
+  if (config.data !== undefined) copy.data = isStream(config.data) ? REDACTED : scrub(config.data, secrets);
   if (config.auth) copy.auth = { username: config.auth.username, password: REDACTED };
   return copy;
 }

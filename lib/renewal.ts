@@ -181,22 +181,16 @@ export class TokenKeeper {
     try {
       const stored = await this.read();
       // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
-      if (mode === 'auto' && stored && stored.access !== failed?.access && !this.expired(stored)) {
-        this.checkEpoch(epoch);
-        return stored.access === this.held?.pair.access ? this.held : this.hold(stored, true);
-      }
+      if (mode === 'auto' && stored && stored.access !== failed?.access && !this.expired(stored)) return this.adopt(stored, epoch);
       const basis = stored ?? failed;
       if (mode === 'login' || !basis?.refresh) return await this.loginWith(reason, mode, epoch);
       try {
-        return await this.refreshWith(basis, basis.refresh, reason, epoch);
+        return await this.refreshWith(basis.refresh, reason, epoch);
       } catch (error) {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
         // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
         const again = await this.read();
-        if (again && again.refresh !== basis.refresh && !this.expired(again)) {
-          this.checkEpoch(epoch);
-          return this.hold(again, true);
-        }
+        if (again && again.refresh !== basis.refresh && !this.expired(again)) return this.adopt(again, epoch);
         // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
         // Forget it, so that if the login fails too, later requests do not send it again while they wait.
         await this.discard(basis, again);
@@ -205,6 +199,12 @@ export class TokenKeeper {
     } finally {
       if (lock) await this.storeCall(() => lock.release());
     }
+  }
+
+  /** Takes a pair another holder wrote to the store, unless logout() came in between. */
+  private adopt(pair: TokenPair, epoch: number): Held {
+    this.checkEpoch(epoch);
+    return pair.access === this.held?.pair.access ? this.held : this.hold(pair, true);
   }
 
   private checkEpoch(epoch: number): void {
@@ -237,7 +237,7 @@ export class TokenKeeper {
     return held;
   }
 
-  private async refreshWith(basis: TokenPair, refreshToken: string, reason: RenewalReason, epoch: number): Promise<Held> {
+  private async refreshWith(refreshToken: string, reason: RenewalReason, epoch: number): Promise<Held> {
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
@@ -246,7 +246,7 @@ export class TokenKeeper {
       throw this.failed('refresh', error);
     }
     this.counts.refreshes += 1;
-    const held = await this.take(this.pairFrom(parsed, basis.refresh), epoch);
+    const held = await this.take(this.pairFrom(parsed, refreshToken), epoch);
     const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken;
     this.events.emit('refresh', { reason, rotated, durationMs: this.options.clock() - started });
     return held;

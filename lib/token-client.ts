@@ -7,7 +7,7 @@ import { TokenAuthError } from './errors.js';
 import type { TokenAuthErrorCode } from './errors.js';
 import { describeShape } from './parse.js';
 import type { ParsedTokens } from './parse.js';
-import { redactAxiosError, redactText } from './redact.js';
+import { redactAxiosError, redactedCopy, redactText } from './redact.js';
 import type { Credentials } from './types.js';
 import type { ResolvedOptions } from './options.js';
 
@@ -95,8 +95,7 @@ export class TokenClient {
       parsed = this.options.parseTokens(body);
     } catch (error) {
       // A parser may quote the answer it could not read, and the answer may hold tokens.
-      const secrets = [...sent, ...stringsIn(body)];
-      cause = error instanceof Error ? Object.assign(new Error(redactText(error.message, secrets)), { name: error.name }) : undefined;
+      cause = error instanceof Error ? redactedCopy(error, [...sent, ...stringsIn(body)]) : undefined;
     }
     if (typeof parsed?.access !== 'string' || parsed.access === '') {
       throw new TokenAuthError(
