@@ -29,6 +29,12 @@ export interface Ticket {
 /** `auto` follows the client rule; `login` and `refresh` are the user's explicit calls. */
 type Mode = 'auto' | 'login' | 'refresh';
 
+/** One renewal: the logout epoch it started in, and the fence of the store lock it holds, if any. */
+interface Run {
+  readonly epoch: number;
+  readonly fence: number | undefined;
+}
+
 /** Secrets remembered for redaction: the last few pairs, for errors of requests that outlived their token. */
 const REMEMBERED_SECRETS = 16;
 /** Endpoints remembered as not cured by a renewal; the oldest go first. */
@@ -178,14 +184,15 @@ export class TokenKeeper {
 
   private async runRenewal(reason: RenewalReason, mode: Mode, failed: TokenPair | undefined, epoch: number): Promise<Held> {
     const lock = await this.storeCall(() => this.options.store.lock?.());
+    const run: Run = { epoch, fence: lock?.fence };
     try {
       const stored = await this.read();
       // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
       if (mode === 'auto' && stored && stored.access !== failed?.access && !this.expired(stored)) return this.adopt(stored, epoch);
       const basis = stored ?? failed;
-      if (mode === 'login' || !basis?.refresh) return await this.loginWith(reason, mode, epoch);
+      if (mode === 'login' || !basis?.refresh) return await this.loginWith(reason, mode, run);
       try {
-        return await this.refreshWith(basis.refresh, reason, epoch);
+        return await this.refreshWith(basis.refresh, reason, run);
       } catch (error) {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
         // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
@@ -193,8 +200,8 @@ export class TokenKeeper {
         if (again && again.refresh !== basis.refresh && !this.expired(again)) return this.adopt(again, epoch);
         // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
         // Forget it, so that if the login fails too, later requests do not send it again while they wait.
-        await this.discard(basis, again);
-        return await this.loginWith('refresh-rejected', mode, epoch);
+        await this.discard(basis, again, run);
+        return await this.loginWith('refresh-rejected', mode, run);
       }
     } finally {
       if (lock) await this.storeCall(() => lock.release());
@@ -213,7 +220,7 @@ export class TokenKeeper {
     }
   }
 
-  private async loginWith(reason: RenewalReason, mode: Mode, epoch: number): Promise<Held> {
+  private async loginWith(reason: RenewalReason, mode: Mode, run: Run): Promise<Held> {
     const block = this.loginBlock;
     if (block && mode !== 'login' && this.options.clock() < block.until) throw block.error;
     const credentials = await this.credentials();
@@ -232,12 +239,12 @@ export class TokenKeeper {
     }
     this.loginBlock = null;
     this.counts.logins += 1;
-    const held = await this.take(this.pairFrom(parsed, undefined), epoch);
+    const held = await this.take(this.pairFrom(parsed, undefined), run);
     this.events.emit('login', { reason, durationMs: this.options.clock() - started });
     return held;
   }
 
-  private async refreshWith(refreshToken: string, reason: RenewalReason, epoch: number): Promise<Held> {
+  private async refreshWith(refreshToken: string, reason: RenewalReason, run: Run): Promise<Held> {
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
@@ -246,7 +253,7 @@ export class TokenKeeper {
       throw this.failed('refresh', error);
     }
     this.counts.refreshes += 1;
-    const held = await this.take(this.pairFrom(parsed, refreshToken), epoch);
+    const held = await this.take(this.pairFrom(parsed, refreshToken), run);
     const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken;
     this.events.emit('refresh', { reason, rotated, durationMs: this.options.clock() - started });
     return held;
@@ -284,11 +291,15 @@ export class TokenKeeper {
     return pair;
   }
 
-  private async take(pair: TokenPair, epoch: number): Promise<Held> {
-    this.checkEpoch(epoch);
+  private async take(pair: TokenPair, run: Run): Promise<Held> {
+    this.checkEpoch(run.epoch);
     const held = this.hold(pair, false);
-    await this.storeCall(() => this.options.store.set(pair));
-    return held;
+    const written = await this.storeCall(() => this.options.store.set(pair, run.fence));
+    if (written !== false) return held;
+    // The lock lapsed while this holder renewed (it stalled past the lease) and a later holder has written since:
+    // its pair is the one the others use. Ours stays valid, but one pair per account is the point of sharing.
+    const stored = await this.read();
+    return stored && !this.expired(stored) ? this.adopt(stored, run.epoch) : held;
   }
 
   private hold(pair: TokenPair, fromStore: boolean): Held {
@@ -301,12 +312,12 @@ export class TokenKeeper {
     return held;
   }
 
-  private async discard(dead: TokenPair, stored: TokenPair | null): Promise<void> {
+  private async discard(dead: TokenPair, stored: TokenPair | null, run: Run): Promise<void> {
     if (this.held?.pair.access === dead.access) {
       this.held = null;
       this.generation += 1;
     }
-    if (stored?.access === dead.access) await this.storeCall(() => this.options.store.clear());
+    if (stored?.access === dead.access) await this.storeCall(() => this.options.store.clear(run.fence));
   }
 
   private onStoreChange(pair: TokenPair | null): void {

@@ -38,6 +38,12 @@ export interface RefreshRequest {
 
 /** Held while renewing; released when the renewal ends, whatever its outcome. */
 export interface TokenStoreLock {
+  /**
+   * A number that grows with every lock the store grants. The plugin passes it back to `set` and `clear`, so that a
+   * holder whose lock lapsed (its process stalled past the lease) cannot overwrite the tokens of a later holder.
+   * Stores whose lock cannot lapse (one process) leave it out.
+   */
+  readonly fence?: number;
   release(): void | Promise<void>;
 }
 
@@ -47,9 +53,17 @@ export interface TokenStoreLock {
  */
 export interface TokenStore {
   get(): TokenPair | null | undefined | Promise<TokenPair | null | undefined>;
-  set(pair: TokenPair): void | Promise<void>;
-  clear(): void | Promise<void>;
-  /** Resolves once this holder may renew; the plugin re-reads the store under it before calling the service. */
+  /**
+   * Writes the pair. `fence` is that of the lock the writer holds, if any; a store returns `false` instead of
+   * writing when a later lock has been granted since, so the writer can take the newer pair instead.
+   */
+  set(pair: TokenPair, fence?: number): void | boolean | Promise<void | boolean>;
+  /** Drops the pair; `fence` as for `set`. */
+  clear(fence?: number): void | boolean | Promise<void | boolean>;
+  /**
+   * Resolves once this holder may renew; the plugin re-reads the store under it before calling the service. A
+   * shared store gives up after a timeout of its own and rejects; the plugin then renews without the lock.
+   */
   lock?(): Promise<TokenStoreLock>;
   /** Calls `listener` when another holder writes or clears the pair. Returns an unsubscribe function. */
   subscribe?(listener: (pair: TokenPair | null) => void): () => void;
