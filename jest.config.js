@@ -5,7 +5,13 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   // Sources import './x.js' (what ESM needs at run time); jest resolves that to the .ts file.
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^axios-token-keeper$': '<rootDir>/lib/index.ts', '^axios-token-keeper/emulator$': '<rootDir>/lib/emulator/index.ts' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    '^axios-token-keeper$': '<rootDir>/lib/index.ts',
+    '^axios-token-keeper/emulator$': '<rootDir>/lib/emulator/index.ts',
+    '^axios-token-keeper/file-store$': '<rootDir>/lib/stores/file.ts',
+    '^axios-token-keeper/redis-store$': '<rootDir>/lib/stores/redis.ts',
+  },
   testTimeout: 20000,
   // Records every error, event payload and console line of each test file and fails the file if a test secret is in one.
   setupFilesAfterEnv: ['<rootDir>/__tests__/helpers/scan-secrets.ts'],

@@ -1,0 +1,74 @@
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+
+/** A real redis-server on 127.0.0.1 at a free port, with no persistence, that the test stops. */
+export interface RedisServer {
+  readonly port: number;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+const INSTALL = 'Install it with `apt-get install redis-server` (`.ci/run` does); the Redis tests never skip.';
+
+/** Fails, rather than skips, when redis-server is missing: a suite that silently skips proves nothing. */
+export function requireRedisServer(): void {
+  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) throw new Error(`redis-server was not found on PATH. ${INSTALL}`);
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export async function startRedisServer(): Promise<RedisServer> {
+  requireRedisServer();
+  // The port may be taken between the probe and redis-server's bind: try a few.
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      await ready(child);
+      return { port, url: `redis://127.0.0.1:${port}`, stop: () => stop(child) };
+    } catch (error) {
+      await stop(child);
+      if (attempt === 3) throw error;
+    }
+  }
+}
+
+function ready(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => fail(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);
+    const fail = (error: Error): void => {
+      clearTimeout(timer);
+      reject(error);
+    };
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', fail);
+    child.on('exit', (code) => fail(new Error(`redis-server exited with ${code}:\n${output}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}

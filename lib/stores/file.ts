@@ -1,0 +1,230 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, watch } from 'node:fs';
+import type { FSWatcher } from 'node:fs';
+import { mkdir, open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
+import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
+import { acquire, Announcer, checkLeaseOptions, keepAlive, pairFromJson, pairToJson, Wakeup } from './lease.js';
+import type { Attempt } from './lease.js';
+
+/** Options of {@link FileTokenStore}. */
+export interface FileTokenStoreOptions {
+  /**
+   * Length of the lock's lease. The holder extends it while it renews, so a slow renewal keeps the lock; a holder
+   * that was killed blocks the others this long at most.
+   * @default 10_000
+   */
+  lockTtlMs?: number;
+  /**
+   * How long a process waits for the lock before it gives up and renews without it (reported as `STORE_FAILED`).
+   * @default 30_000
+   */
+  lockTimeoutMs?: number;
+  /**
+   * How often a waiting process looks at the lock again; it also looks when the token file changes.
+   * @default 25
+   */
+  pollMs?: number;
+  /**
+   * Notice, through `fs.watch`, the pairs other processes write, so this one switches to them before its own token
+   * is refused. Turn it off on file systems where `fs.watch` does not work (some network mounts).
+   * @default true
+   */
+  watch?: boolean;
+}
+
+const FILE_DEFAULTS = { lockTtlMs: 10_000, lockTimeoutMs: 30_000, pollMs: 25, watch: true };
+
+/**
+ * Keeps the pair in one JSON file (mode 0600) that the processes of a host share: cluster workers, cron jobs, CLI
+ * runs. One process renews at a time under a lock file next to it, and the others take its pair without calling the
+ * service; a process that starts while a valid pair is on disk makes no login. Node only.
+ *
+ * @example
+ * import { FileTokenStore } from 'axios-token-keeper/file-store';
+ * attachTokenAuth(api, { credentials, store: new FileTokenStore('/var/lib/my-app/tokens.json') });
+ */
+export class FileTokenStore implements TokenStore {
+  readonly path: string;
+  private readonly lockPath: string;
+  private readonly options: Required<FileTokenStoreOptions>;
+  private readonly announcer = new Announcer();
+  private readonly wakeup = new Wakeup();
+  private watcher: FSWatcher | undefined;
+
+  constructor(path: string, options: FileTokenStoreOptions = {}) {
+    if (typeof path !== 'string' || path === '') {
+      throw new TypeError('FileTokenStore: the first argument must be the path of the token file, such as "/var/lib/my-app/tokens.json".');
+    }
+    const known = Object.keys(FILE_DEFAULTS);
+    for (const name of Object.keys(options)) {
+      if (!known.includes(name)) throw new TypeError(`FileTokenStore: unknown option \`${name}\`; the options are ${known.map((k) => `\`${k}\``).join(', ')}.`);
+    }
+    checkLeaseOptions('FileTokenStore', options as Record<string, unknown>);
+    if (options.watch !== undefined && typeof options.watch !== 'boolean') {
+      throw new TypeError(`FileTokenStore: \`watch\` must be true or false; got ${String(options.watch)}.`);
+    }
+    this.path = resolve(path);
+    this.lockPath = `${this.path}.lock`;
+    this.options = { ...FILE_DEFAULTS, ...options };
+  }
+
+  async get(): Promise<TokenPair | null> {
+    return (await this.readRecord())?.pair ?? null;
+  }
+
+  async set(pair: TokenPair, fence?: number): Promise<boolean> {
+    return this.write(pair, fence);
+  }
+
+  async clear(fence?: number): Promise<boolean> {
+    return this.write(null, fence);
+  }
+
+  async lock(): Promise<TokenStoreLock> {
+    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+    const owner = randomUUID();
+    await acquire(() => this.tryLock(owner), {
+      ...this.options,
+      wakeup: this.wakeup,
+      what: `The lock file ${this.lockPath}`,
+    });
+    let lease: { stop(): void } | undefined;
+    try {
+      lease = keepAlive(() => this.extend(owner), this.options.lockTtlMs);
+      // Later than any fence written before, and in practice later than any fence granted before: a stale holder's
+      // fence is older than this one, so its write is refused once this holder has written.
+      const fence = Math.max(Date.now(), ((await this.readRecord())?.fence ?? 0) + 1);
+      return {
+        fence,
+        release: async () => {
+          lease?.stop();
+          await this.unlock(owner);
+        },
+      };
+    } catch (error) {
+      lease?.stop();
+      await this.unlock(owner);
+      throw error;
+    }
+  }
+
+  subscribe(listener: (pair: TokenPair | null) => void): () => void {
+    const remove = this.announcer.add(listener);
+    if (this.options.watch) this.startWatching();
+    return () => {
+      remove();
+      if (this.announcer.size === 0) this.stopWatching();
+    };
+  }
+
+  private async tryLock(owner: string): Promise<Attempt<true>> {
+    try {
+      const handle = await open(this.lockPath, 'wx', 0o600);
+      try {
+        await handle.writeFile(owner);
+      } finally {
+        await handle.close();
+      }
+      return { granted: true };
+    } catch (error) {
+      if (!hasErrorCode(error, 'EEXIST')) throw error;
+    }
+    const held = await stat(this.lockPath).catch(ignoreMissing);
+    if (!held) return { retryInMs: 0 };
+    const age = Date.now() - held.mtimeMs;
+    if (age <= this.options.lockTtlMs) return { retryInMs: this.options.lockTtlMs - age };
+    // Its holder stopped extending it: killed, or stalled past its lease. Another waiter may remove it at the same
+    // moment and take a new one that this removes too; the fence keeps such a rare double holder from losing tokens.
+    await unlink(this.lockPath).catch(ignoreMissing);
+    return { retryInMs: 0 };
+  }
+
+  private async extend(owner: string): Promise<boolean> {
+    if (!(await this.owns(owner))) return false;
+    const now = new Date();
+    await utimes(this.lockPath, now, now);
+    return true;
+  }
+
+  private async unlock(owner: string): Promise<void> {
+    // Compare and delete: a lease that lapsed may be another holder's lock by now.
+    if (await this.owns(owner)) await unlink(this.lockPath).catch(ignoreMissing);
+    this.wakeup.wake();
+  }
+
+  private async owns(owner: string): Promise<boolean> {
+    return (await readFile(this.lockPath, 'utf8').catch(ignoreMissing)) === owner;
+  }
+
+  private async readRecord(): Promise<{ fence: number; pair: TokenPair | null } | null> {
+    const text = await readFile(this.path, 'utf8').catch(ignoreMissing);
+    return text === undefined ? null : pairFromJson(text, `The token file ${this.path}`);
+  }
+
+  /** Writes through a temporary file and a rename, so that a reader sees the old pair or the new one, never half. */
+  private async write(pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
+    const current = await this.readRecord();
+    // A holder whose lock lapsed, writing after a later holder did: the later pair stays.
+    if (fence !== undefined && current && fence < current.fence) return false;
+    const text = pairToJson(fence ?? current?.fence ?? 0, pair);
+    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+    const temporary = `${this.path}.${randomUUID()}.tmp`;
+    try {
+      const handle = await open(temporary, 'wx', 0o600);
+      try {
+        await handle.writeFile(text);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, this.path);
+    } catch (error) {
+      await unlink(temporary).catch(ignoreMissing);
+      throw error;
+    }
+    this.announcer.announce(text, pair);
+    return true;
+  }
+
+  private startWatching(): void {
+    if (this.watcher) return;
+    try {
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+      // The directory, not the file: a rename replaces the file, and a watch on the old one would go quiet.
+      this.watcher = watch(dirname(this.path), { persistent: false }, (_event, name) => {
+        if (name === basename(this.lockPath)) this.wakeup.wake();
+        if (name === basename(this.path)) void this.onFileEvent();
+      });
+      // Watching only saves a 401 round trip; without it, the lock and the re-read under it keep things right.
+      this.watcher.on('error', () => this.stopWatching());
+    } catch {
+      this.watcher = undefined;
+    }
+  }
+
+  private stopWatching(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+  }
+
+  private async onFileEvent(): Promise<void> {
+    this.wakeup.wake();
+    const text = await readFile(this.path, 'utf8').catch(() => undefined);
+    if (text === undefined) return;
+    try {
+      this.announcer.announce(text, pairFromJson(text, this.path).pair);
+    } catch {
+      // A file that is not ours is reported by get(), where the plugin can say so; an event cannot.
+    }
+  }
+}
+
+function hasErrorCode(error: unknown, code: string): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === code;
+}
+
+function ignoreMissing(error: unknown): undefined {
+  if (hasErrorCode(error, 'ENOENT')) return undefined;
+  throw error;
+}

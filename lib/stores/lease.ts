@@ -1,0 +1,155 @@
+import type { TokenPair } from '../types.js';
+
+/** What one try at a shared lock gives: the lock, or how long its current lease has left. */
+export type Attempt<T> = { granted: T } | { retryInMs: number };
+
+/**
+ * The listeners of one store in this process. A record is announced once, whether this process wrote it (other
+ * instances attached with the same store learn of it) or another process did (a file event, a pub/sub message).
+ */
+export class Announcer {
+  private readonly listeners = new Set<(pair: TokenPair | null) => void>();
+  private lastSeen: string | undefined;
+
+  get size(): number {
+    return this.listeners.size;
+  }
+
+  add(listener: (pair: TokenPair | null) => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** `text` is the stored record (or '' for none): a record seen before calls nobody. */
+  announce(text: string, pair: TokenPair | null): void {
+    if (text === this.lastSeen) return;
+    this.lastSeen = text;
+    for (const listener of [...this.listeners]) listener(pair && { ...pair });
+  }
+}
+
+/** Lets a waiter sleep until something changed (a pub/sub message, a file event) instead of a whole poll. */
+export class Wakeup {
+  private readonly sleepers = new Set<() => void>();
+
+  wake(): void {
+    for (const sleeper of [...this.sleepers]) sleeper();
+  }
+
+  /** Resolves after `ms`, or sooner on `wake()`. */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.sleepers.add(done);
+    });
+  }
+}
+
+/**
+ * Tries `attempt` until it grants the lock or `lockTimeoutMs` has passed. Between tries it sleeps for the poll interval
+ * (with jitter, so that processes do not try in step), less when the lease ends sooner, and wakes early on `wakeup`.
+ */
+export async function acquire<T>(
+  attempt: () => Promise<Attempt<T>>,
+  timing: { lockTimeoutMs: number; pollMs: number; wakeup: Wakeup; what: string },
+): Promise<T> {
+  const deadline = Date.now() + timing.lockTimeoutMs;
+  for (;;) {
+    const tried = await attempt();
+    if ('granted' in tried) return tried.granted;
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      throw new Error(`${timing.what} was still held by another process after ${timing.lockTimeoutMs} ms (\`lockTimeoutMs\`).`);
+    }
+    const poll = timing.pollMs * (0.5 + Math.random() / 2);
+    await timing.wakeup.sleep(Math.max(1, Math.min(poll, tried.retryInMs, left)));
+  }
+}
+
+/**
+ * Extends a held lease every third of its length, until `stop()`. A holder that is killed stops extending, so the
+ * others wait at most one lease for it. `extend` answers false when the lease was lost; extending then stops.
+ */
+export function keepAlive(extend: () => Promise<boolean>, leaseMs: number): { stop(): void } {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const schedule = (): void => {
+    timer = setTimeout(() => {
+      extend().then(
+        (held) => {
+          if (held && !stopped) schedule();
+        },
+        // A failed extension is retried at the next beat; the lease itself says whether the lock is still ours.
+        () => {
+          if (!stopped) schedule();
+        },
+      );
+    }, leaseMs / 3);
+    // The lease must never keep a process alive that has nothing else to do.
+    timer.unref?.();
+  };
+  schedule();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Checks the timing options of a shared store, naming the option that is wrong. */
+export function checkLeaseOptions(store: string, options: Record<string, unknown>): void {
+  for (const name of ['lockTtlMs', 'lockTimeoutMs', 'pollMs']) {
+    const value = options[name];
+    if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)) {
+      throw new TypeError(`${store}: \`${name}\` must be a positive number of milliseconds; got ${describe(value)}.`);
+    }
+  }
+  const ttl = options['lockTtlMs'];
+  if (typeof ttl === 'number' && ttl < 1_000) {
+    throw new TypeError(`${store}: \`lockTtlMs\` must be at least 1000, so that a live holder can extend its lease in time; got ${ttl}.`);
+  }
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * Reads a stored pair back, or null when there is none. Anything else is not ours, and is reported rather than
+ * overwritten, so a wrong path or key loses nothing.
+ */
+export function pairFromJson(text: string, where: string): { fence: number; pair: TokenPair | null } {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new Error(`${where} does not hold JSON, so it is not a token file of this package; point the store elsewhere or delete it.`);
+  }
+  const record = data as { version?: unknown; fence?: unknown; pair?: unknown } | null;
+  const pair = record?.pair as Partial<TokenPair> | null | undefined;
+  const valid =
+    record?.version === 1 &&
+    typeof record.fence === 'number' &&
+    (pair === null ||
+      (typeof pair === 'object' &&
+        typeof pair?.access === 'string' &&
+        (pair.refresh === undefined || typeof pair.refresh === 'string') &&
+        (pair.expiresAt === undefined || typeof pair.expiresAt === 'number')));
+  if (!valid) {
+    throw new Error(`${where} is not a token record of this package (version 1 with a fence and a pair); point the store elsewhere or delete it.`);
+  }
+  return { fence: record.fence as number, pair: pair ? { ...(pair as TokenPair) } : null };
+}
+
+/** The record a shared store keeps: the pair and the fence of the lock it was written under. */
+export function pairToJson(fence: number, pair: TokenPair | null): string {
+  return JSON.stringify({ version: 1, fence, pair });
+}
