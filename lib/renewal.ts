@@ -306,9 +306,11 @@ export class TokenKeeper {
     this.generation += 1;
     const held: Held = { pair, generation: this.generation };
     this.held = held;
+    // A pair can come back (a store event, then a write refused by the fence): it was adopted once.
+    const known = this.secrets.includes(pair.access);
     for (const secret of [pair.access, pair.refresh]) if (secret && !this.secrets.includes(secret)) this.secrets.push(secret);
     this.secrets.splice(0, Math.max(0, this.secrets.length - REMEMBERED_SECRETS));
-    if (fromStore) this.events.emit('adopt', { expiresAt: pair.expiresAt });
+    if (fromStore && !known) this.events.emit('adopt', { expiresAt: pair.expiresAt });
     return held;
   }
 

@@ -1,0 +1,117 @@
+// How the plugin renews under a store that other holders share: the fence it passes back, a write refused because a
+// later holder has written, a lock that is not granted in time, a refresh token another holder has already spent.
+import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TokenAuthEvents, TokenPair, TokenStoreLock } from '../lib/index.js';
+import { FileTokenStore } from '../lib/stores/file.js';
+import { LocklessStore } from './helpers/lockless-store.js';
+import { burst, fulfilled, rig, until, useNock } from './helpers/setup.js';
+import { FakeTokenService } from './helpers/service.js';
+
+useNock();
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'token-keeper-shared-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A pair the service will accept, as another holder of the store would have got it. */
+function otherHoldersPair(service: FakeTokenService): TokenPair {
+  const pair = { access: 'other-holders-access', refresh: 'other-holders-refresh' };
+  service.validAccess.add(pair.access);
+  service.validRefresh.add(pair.refresh);
+  return pair;
+}
+
+describe('the plugin under a shared store', () => {
+  it('writes with the fence of the lock it renewed under', async () => {
+    const store = new FileTokenStore(join(dir, 'tokens.json'));
+    const locks = jest.spyOn(store, 'lock');
+    const writes = jest.spyOn(store, 'set');
+    const { api, auth } = rig({ store });
+
+    await api.get('/orders');
+    await auth.refresh();
+
+    const fences = await Promise.all(locks.mock.results.map((result) => (result.value as Promise<TokenStoreLock>).then((lock) => lock.fence)));
+    expect(fences).toHaveLength(2);
+    expect(fences[1]).toBeGreaterThan(fences[0]!);
+    expect(writes.mock.calls.map((call) => call[1])).toEqual(fences);
+  });
+
+  it('takes the newer pair when its write is refused because its lock lapsed and a later holder wrote', async () => {
+    const path = join(dir, 'tokens.json');
+    const { api, auth, service } = rig({ store: new FileTokenStore(path) });
+    await api.get('/prime');
+    const adopted: TokenAuthEvents['adopt'][] = [];
+    auth.on('adopt', (event) => adopted.push(event));
+    service.expireAccessTokens();
+    service.tokenDelayMs = 300;
+
+    const pending = api.get('/orders');
+    await until(() => service.count('token') === 1);
+    // The renewer stalls past its lease: the lock passes to another holder, which renews and writes first.
+    await unlink(`${path}.lock`);
+    const other = new FileTokenStore(path);
+    const later = await other.lock();
+    const newer = otherHoldersPair(service);
+    expect(await other.set(newer, later.fence)).toBe(true);
+
+    const response = await pending;
+    await later.release();
+
+    expect(response.status).toBe(200);
+    expect(await other.get()).toEqual(newer);
+    expect(await auth.getTokens()).toEqual(newer);
+    expect(adopted).toHaveLength(1);
+    const dataCalls = service.received.filter((entry) => entry.route === 'data');
+    expect(dataCalls.at(-1)?.authorization).toBe(`Bearer ${newer.access}`);
+    expect(service.count('token')).toBe(1);
+  });
+
+  it('renews without the lock when it is not granted within `lockTimeoutMs`, and reports it as STORE_FAILED', async () => {
+    const path = join(dir, 'tokens.json');
+    // A live holder's lock that does not end while this test runs.
+    await writeFile(`${path}.lock`, 'another-process');
+    const { api, auth, service } = rig({ store: new FileTokenStore(path, { lockTimeoutMs: 200, lockTtlMs: 60_000 }) });
+    const failures: TokenAuthEvents['failure'][] = [];
+    auth.on('failure', (event) => failures.push(event));
+
+    const results = await burst(10, (i) => api.get(`/orders/${i}`));
+
+    expect(fulfilled(results)).toBe(10);
+    expect(service.count('login')).toBe(1);
+    expect(failures.map((event) => [event.operation, event.code])).toEqual([['store', 'STORE_FAILED']]);
+    expect(failures[0]!.error.message).toContain('`lockTimeoutMs`');
+    expect(await new FileTokenStore(path).get()).toEqual(await auth.getTokens());
+  });
+
+  it('takes the pair another holder stored when its refresh token was already spent by that holder, with no login', async () => {
+    const store = new LocklessStore();
+    const a = rig({ store });
+    const service = a.service;
+    const b = rig({ store }, service);
+    await a.api.get('/prime');
+    await b.api.get('/prime');
+    expect(service.count('login')).toBe(1);
+    service.expireAccessTokens();
+    service.tokenDelayMs = 100;
+
+    // A spends the refresh token first; B, which read the store before A wrote, sends it again and is refused.
+    const first = a.api.get('/a');
+    await until(() => service.count('token') === 1);
+    const second = b.api.get('/b');
+    const results = await Promise.allSettled([first, second]);
+
+    expect(fulfilled(results)).toBe(2);
+    expect(service.count('token')).toBe(2);
+    expect(service.refreshes).toBe(1);
+    expect(service.count('login')).toBe(1);
+    expect(await b.auth.getTokens()).toEqual(await a.auth.getTokens());
+    expect(b.auth.stats()).toMatchObject({ logins: 0, refreshes: 0, failures: 1 });
+  });
+});
