@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 
 // Packs the package as npm would publish it and uses the tarball from CommonJS, ESM and TypeScript.
 // Dependencies resolve from the repository's node_modules (the scratch project sits under the repository), so
@@ -51,4 +52,33 @@ it.each([
   const tsc = join(root, 'node_modules', '.bin', 'tsc');
   const args = ['--noEmit', '--strict', '--skipLibCheck', '--lib', 'es2022,dom', '--module', module, '--moduleResolution', moduleResolution, 'use.ts'];
   expect(() => run(tsc, args, project)).not.toThrow();
+});
+
+it('serves the stores on their own subpaths, from CommonJS and ESM', async () => {
+  const node = (script: string) =>
+    new Promise<unknown>((done, reject) => {
+      execFile('node', [script], { cwd: project }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : done(JSON.parse(stdout))));
+    });
+  expect(await node('stores.cjs')).toEqual({ logins: 1, redis: 'function' });
+  expect(await node('stores.mjs')).toEqual({ file: 'function', redis: 'function' });
+});
+
+it.each(['esm', 'cjs'])('keeps Node built-ins and ioredis out of everything the main %s entry loads, so browser bundles stay clean', (format) => {
+  const dist = join(project, 'node_modules', 'axios-token-keeper', 'dist', format);
+  const loaded = new Set<string>();
+  const external = new Set<string>();
+  const visit = (file: string): void => {
+    if (loaded.has(file)) return;
+    loaded.add(file);
+    const source = readFileSync(file, 'utf8');
+    for (const [, specifier] of source.matchAll(/(?:from\s+|import\s*\(?\s*|require\()\s*['"]([^'"]+)['"]/g)) {
+      if (specifier!.startsWith('.')) visit(resolve(dirname(file), specifier!.endsWith('.js') ? specifier! : `${specifier}.js`));
+      else external.add(specifier!);
+    }
+  };
+  visit(join(dist, 'index.js'));
+
+  expect(loaded.size).toBeGreaterThan(5);
+  expect([...loaded].filter((file) => file.includes('stores/file') || file.includes('stores/redis') || file.includes('emulator'))).toEqual([]);
+  expect([...external].filter((name) => name.startsWith('node:') || builtinModules.includes(name) || name === 'ioredis')).toEqual([]);
 });
