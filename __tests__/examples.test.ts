@@ -1,10 +1,14 @@
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import axios from 'axios';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { burst, fulfilled } from './helpers/flow.js';
+import { startRedisServer } from './helpers/redis-server.js';
+import type { RedisServer } from './helpers/redis-server.js';
 
 // The examples run for real against the emulator: they are documentation that cannot rot.
 closeEmulatorsAfterEach();
@@ -79,4 +83,43 @@ it('with-axios-retry.ts: the user’s retries and the plugin’s renewal compose
   expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
   expect(service.calls.filter((call) => call.route === 'data').map((call) => call.path)).toEqual(['/orders', '/orders', '/orders', '/orders']);
   expect(auth.stats().replays).toBe(1);
+});
+
+describe('fleet recipes', () => {
+  let dir: string;
+  let redis: RedisServer | undefined;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'token-keeper-fleet-example-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await redis?.stop();
+    redis = undefined;
+  });
+
+  it('cluster-workers.ts: four workers log in once between them; after an expiry they renew once; a restart makes no login', async () => {
+    const service = await emulator(demoUser);
+    const env = { API_URL: service.url, API_USERNAME: 'demo', API_PASSWORD: 'demo-password', TOKEN_FILE: join(dir, 'tokens.json') };
+
+    expect(await runExample('cluster-workers.ts', env)).toContain('4 workers done');
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 0 });
+    service.expireAccessTokens();
+    expect(await runExample('cluster-workers.ts', env)).toContain('4 workers done');
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
+    expect(await runExample('cluster-workers.ts', env)).toContain('4 workers done');
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
+  });
+
+  it('redis-fleet.ts: three replicas started together log in once; after an expiry, three more renew once', async () => {
+    redis = await startRedisServer();
+    const service = await emulator(demoUser);
+    const env = { API_URL: service.url, API_USERNAME: 'demo', API_PASSWORD: 'demo-password', REDIS_URL: redis.url };
+    const replicas = () => Promise.all([1, 2, 3].map(() => runExample('redis-fleet.ts', env)));
+
+    expect((await replicas()).every((output) => output.includes('25 pages'))).toBe(true);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 0 });
+    service.expireAccessTokens();
+    expect((await replicas()).every((output) => output.includes('25 pages'))).toBe(true);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
+  });
 });

@@ -1,0 +1,31 @@
+// One replica of a service that runs as many containers on many hosts: every replica keeps the account's token
+// pair in one Redis, renews under its lock, and hears of a new pair through pub/sub. However many replicas start,
+// the account logs in once and renews once per expiry.
+import axios from 'axios';
+import Redis from 'ioredis';
+import { attachTokenAuth } from 'axios-token-keeper';
+import { RedisTokenStore } from 'axios-token-keeper/redis-store';
+
+async function main(): Promise<void> {
+  const username = process.env.API_USERNAME ?? '';
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const subscriber = redis.duplicate();
+  // One prefix per account: the replicas of every service that uses this account share it.
+  const store = new RedisTokenStore(redis, { prefix: `token-keeper:${username}`, subscriber });
+  const api = axios.create({ baseURL: process.env.API_URL ?? 'https://api.example.com' });
+  const auth = attachTokenAuth(api, { credentials: () => ({ username, password: process.env.API_PASSWORD ?? '' }), store });
+  try {
+    const pages = await Promise.all(Array.from({ length: 25 }, (_, page) => api.get('/allocation/api/v1/tracking/order-list', { params: { page } })));
+    console.log(`replica ${process.pid}: ${pages.length} pages`, auth.stats());
+  } finally {
+    auth.eject();
+    await store.close();
+    redis.disconnect();
+    subscriber.disconnect();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});
