@@ -47,6 +47,7 @@ const FILE_DEFAULTS = { lockTtlMs: 10_000, lockTimeoutMs: 30_000, pollMs: 25, wa
 export class FileTokenStore implements TokenStore {
   readonly path: string;
   private readonly lockPath: string;
+  private readonly fencePath: string;
   private readonly options: Required<FileTokenStoreOptions>;
   private readonly announcer = new Announcer();
   private readonly wakeup = new Wakeup();
@@ -66,6 +67,7 @@ export class FileTokenStore implements TokenStore {
     }
     this.path = resolve(path);
     this.lockPath = `${this.path}.lock`;
+    this.fencePath = `${this.path}.fence`;
     this.options = { ...FILE_DEFAULTS, ...options };
   }
 
@@ -92,9 +94,10 @@ export class FileTokenStore implements TokenStore {
     let lease: { stop(): void } | undefined;
     try {
       lease = keepAlive(() => this.extend(owner), this.options.lockTtlMs);
-      // Later than any fence written before, and in practice later than any fence granted before: a stale holder's
-      // fence is older than this one, so its write is refused once this holder has written.
-      const fence = Math.max(Date.now(), ((await this.readRecord())?.fence ?? 0) + 1);
+      // One more than any fence granted or written before, kept in a file of its own so that the claim never
+      // touches the pair: from now on, a holder whose lease lapsed has an older fence and its writes are refused.
+      const fence = (await this.latestFence()) + 1;
+      await this.replace(this.fencePath, String(fence), false);
       return {
         fence,
         release: async () => {
@@ -157,34 +160,48 @@ export class FileTokenStore implements TokenStore {
     return (await readFile(this.lockPath, 'utf8').catch(ignoreMissing)) === owner;
   }
 
+  /** The fence of the last grant, or of the last write if the fence file went missing. */
+  private async latestFence(): Promise<number> {
+    const granted = Number((await readFile(this.fencePath, 'utf8').catch(ignoreMissing)) ?? 0);
+    return Math.max(Number.isSafeInteger(granted) ? granted : 0, (await this.readRecord())?.fence ?? 0);
+  }
+
   private async readRecord(): Promise<{ fence: number; pair: TokenPair | null } | null> {
     const text = await readFile(this.path, 'utf8').catch(ignoreMissing);
     return text === undefined ? null : pairFromJson(text, `The token file ${this.path}`);
   }
 
-  /** Writes through a temporary file and a rename, so that a reader sees the old pair or the new one, never half. */
   private async write(pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
+    // Reads the record first in any case: a file that is not ours is reported, never overwritten.
     const current = await this.readRecord();
-    // A holder whose lock lapsed, writing after a later holder did: the later pair stays.
-    if (fence !== undefined && current && fence < current.fence) return false;
+    // A holder whose lease lapsed, after a later lock was granted: the later holder's pair stays.
+    if (fence !== undefined && fence < (await this.latestFence())) return false;
     const text = pairToJson(fence ?? current?.fence ?? 0, pair);
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    const temporary = `${this.path}.${randomUUID()}.tmp`;
+    await this.replace(this.path, text, true);
+    this.announcer.announce(text, pair);
+    return true;
+  }
+
+  /**
+   * Writes through a temporary file and a rename, so that a reader sees the old content or the new, never half.
+   * `durable` syncs it first: the pair must survive a crash, a fence can be granted again.
+   */
+  private async replace(path: string, text: string, durable: boolean): Promise<void> {
+    const temporary = `${path}.${randomUUID()}.tmp`;
     try {
       const handle = await open(temporary, 'wx', 0o600);
       try {
         await handle.writeFile(text);
-        await handle.sync();
+        if (durable) await handle.sync();
       } finally {
         await handle.close();
       }
-      await rename(temporary, this.path);
+      await rename(temporary, path);
     } catch (error) {
       await unlink(temporary).catch(ignoreMissing);
       throw error;
     }
-    this.announcer.announce(text, pair);
-    return true;
   }
 
   private startWatching(): void {
