@@ -79,8 +79,16 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
-/** Writes (or, with an empty record, deletes) the pair unless a later lock was granted than the writer's fence. */
+/**
+ * Writes (or, with an empty record, deletes) the pair unless a later lock was granted than the writer's fence.
+ * A value there that is not a record of ours is left alone (-1): a wrong prefix must lose nothing.
+ */
 const WRITE = `
+local current = redis.call('GET', KEYS[1])
+if current then
+  local ok, record = pcall(cjson.decode, current)
+  if not ok or type(record) ~= 'table' or record.version ~= 1 then return -1 end
+end
 if ARGV[2] ~= '' and tonumber(ARGV[2]) < tonumber(redis.call('GET', KEYS[2]) or '0') then return 0 end
 if ARGV[1] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3]) end
 redis.call('PUBLISH', ARGV[4], 'changed')
@@ -130,7 +138,9 @@ export class RedisTokenStore implements TokenStore {
     }
     const { subscriber, prefix, ...timing } = options;
     this.subscriber = subscriber;
-    this.options = { ...REDIS_DEFAULTS, ...timing, prefix };
+    const merged = { ...REDIS_DEFAULTS, ...timing };
+    // PX and PEXPIRE take whole milliseconds.
+    this.options = { ...merged, lockTtlMs: Math.ceil(merged.lockTtlMs), keyTtlMs: Math.ceil(merged.keyTtlMs), prefix };
     const tag = `{${prefix}}`;
     this.keys = { pair: `${tag}:pair`, lock: `${tag}:lock`, fence: `${tag}:fence` };
     this.channel = `${tag}:changed`;
@@ -189,9 +199,11 @@ export class RedisTokenStore implements TokenStore {
 
   private async write(record: string, pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     const args = [record, fence ?? '', this.options.keyTtlMs, this.channel];
-    const written = (await this.client.eval(WRITE, 2, this.keys.pair, this.keys.fence, ...args)) === 1;
-    if (written) this.announcer.announce(record, pair);
-    return written;
+    const outcome = await this.client.eval(WRITE, 2, this.keys.pair, this.keys.fence, ...args);
+    if (outcome === -1) throw new Error(`${this.where()} holds something that is not a token record of this package; give the store another prefix or delete the key.`);
+    if (outcome !== 1) return false;
+    this.announcer.announce(record, pair);
+    return true;
   }
 
   /** Subscribes once; until it is confirmed, or without a subscriber, waiters poll. */
