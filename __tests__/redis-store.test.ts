@@ -1,0 +1,475 @@
+// The RedisTokenStore against a real redis-server (never a mock). Two stores on two clients with one prefix stand in
+// for two processes; the test's own client looks at the keys. Then the plugin on top of it, against the emulator.
+import Redis from 'ioredis';
+import type { TokenPair, TokenStoreLock } from '../lib/index.js';
+import { RedisTokenStore } from '../lib/stores/redis.js';
+import type { RedisTokenStoreOptions } from '../lib/stores/redis.js';
+import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
+import { until } from './helpers/flow.js';
+import { expectOneClientForTwoHolders } from './helpers/holders.js';
+import { startRedisServer } from './helpers/redis-server.js';
+import type { RedisServer } from './helpers/redis-server.js';
+
+closeEmulatorsAfterEach();
+
+const PAIR_A: TokenPair = { access: 'access-of-a', refresh: 'refresh-of-a', expiresAt: 1_900_000_000_000 };
+const PAIR_B: TokenPair = { access: 'access-of-b', refresh: 'refresh-of-b' };
+const PAIR_C: TokenPair = { access: 'access-of-c' };
+/** What a holder whose lock lapsed would write. */
+const STALE: TokenPair = { access: 'stale-access', refresh: 'stale-refresh' };
+
+let server: RedisServer;
+/** The test's own connection, to look at and plant keys. */
+let redis: Redis;
+let serial = 0;
+let prefix: string;
+/** Connections, locks, subscriptions and plugin handles the test took: undone after it, even when it fails. */
+let undo: Array<() => unknown>;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  redis = new Redis(server.url);
+});
+
+afterAll(async () => {
+  await redis.quit();
+  await server.stop();
+});
+
+beforeEach(() => {
+  serial += 1;
+  prefix = `token-keeper-test:${serial}`;
+  undo = [];
+});
+
+afterEach(async () => {
+  for (const step of undo.reverse()) await step();
+});
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const key = (name: 'pair' | 'fence' | 'lock') => `{${prefix}}:${name}`;
+
+/** A new connection, as another process would have; closed after the test. */
+function connection(name?: string): Redis {
+  const client = new Redis(server.url, name ? { connectionName: name } : {});
+  undo.push(() => client.quit());
+  return client;
+}
+
+/** A second connection for pub/sub, as the README shows (`redis.duplicate()`); closed after the test. */
+function subscriberOf(client: Redis): Redis {
+  const subscriber = client.duplicate();
+  undo.push(() => subscriber.quit());
+  return subscriber;
+}
+
+/** A store on a connection of its own; with `pubsub`, on a subscriber connection too. */
+function store(options: Partial<RedisTokenStoreOptions> & { pubsub?: boolean } = {}, client = connection()): RedisTokenStore {
+  const { pubsub, ...rest } = options;
+  const created = new RedisTokenStore(client, { prefix, ...rest, ...(pubsub ? { subscriber: subscriberOf(client) } : {}) });
+  if (pubsub) undo.push(() => created.close());
+  return created;
+}
+
+async function locked(holder: RedisTokenStore): Promise<TokenStoreLock> {
+  const lock = await holder.lock();
+  undo.push(() => lock.release());
+  return lock;
+}
+
+function listen(holder: RedisTokenStore): { heard: Array<TokenPair | null>; stop: () => void } {
+  const heard: Array<TokenPair | null> = [];
+  const stop = holder.subscribe((pair) => heard.push(pair));
+  undo.push(stop);
+  return { heard, stop };
+}
+
+/** Waits until `condition` holds, asking again every few milliseconds; fails after `timeoutMs`. */
+async function eventually(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(5);
+  }
+}
+
+/** How many subscriptions Redis counts on this prefix's channels: a store listens once Redis has its SUBSCRIBE. */
+async function subscriptions(): Promise<number> {
+  const channels = (await redis.call('PUBSUB', 'CHANNELS', `{${prefix}}*`)) as string[];
+  if (channels.length === 0) return 0;
+  const counts = (await redis.call('PUBSUB', 'NUMSUB', ...channels)) as Array<string | number>;
+  return counts.filter((_, index) => index % 2 === 1).reduce<number>((sum, count) => sum + Number(count), 0);
+}
+
+async function keys(): Promise<string[]> {
+  return (await redis.keys(`{${prefix}}*`)).sort();
+}
+
+describe('RedisTokenStore: keys and values', () => {
+  it('gives back the pair set, and null before any set and after clear()', async () => {
+    const tokens = store();
+    expect(await tokens.get()).toBeNull();
+
+    expect(await tokens.set(PAIR_A)).toBe(true);
+    expect(await tokens.get()).toEqual(PAIR_A);
+    expect(await store().get()).toEqual(PAIR_A);
+
+    expect(await tokens.clear()).toBe(true);
+    expect(await tokens.get()).toBeNull();
+    expect(await store().get()).toBeNull();
+  });
+
+  it('keeps exactly the keys {prefix}:pair, {prefix}:fence and {prefix}:lock', async () => {
+    const tokens = store();
+    const lock = await tokens.lock();
+    await tokens.set(PAIR_A, lock.fence);
+
+    expect(await keys()).toEqual([key('fence'), key('lock'), key('pair')]);
+    await lock.release();
+    expect(await keys()).toEqual([key('fence'), key('pair')]);
+    await tokens.clear();
+    expect(await keys()).toEqual([key('fence')]);
+  });
+
+  it('gives the pair key a TTL of keyTtlMs at most', async () => {
+    await store({ keyTtlMs: 60_000 }).set(PAIR_A);
+
+    const ttl = await redis.pttl(key('pair'));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it('lets the pair go once keyTtlMs has passed since the last write', async () => {
+    const tokens = store({ keyTtlMs: 200 });
+    await tokens.set(PAIR_A);
+    expect(await tokens.get()).toEqual(PAIR_A);
+
+    await eventually(async () => (await redis.exists(key('pair'))) === 0);
+
+    expect(await tokens.get()).toBeNull();
+  });
+
+  it.each([
+    ['text that is not JSON', 'some-other-app-value'],
+    ['JSON of something else', '{"access":"x"}'],
+  ])('rejects get() of %s at {prefix}:pair with an error naming the key, and leaves the value', async (_what, value) => {
+    await redis.set(key('pair'), value);
+
+    const error = (await store()
+      .get()
+      .catch((reason: unknown) => reason)) as Error;
+
+    expect(error).toBeInstanceOf(Error);
+    expect(error.message).toContain(key('pair'));
+    expect(error.message).toContain('point the store elsewhere or delete it');
+    expect(await redis.get(key('pair'))).toBe(value);
+  });
+
+  // lib/stores/lease.ts (pairFromJson) promises that a value that is not ours "is reported rather than overwritten, so
+  // a wrong path or key loses nothing"; FileTokenStore keeps that promise in set() and clear(), the Redis WRITE does not.
+  it.each([
+    ['set()', (tokens: RedisTokenStore) => tokens.set(PAIR_A)],
+    ['a fenced set()', (tokens: RedisTokenStore) => tokens.set(PAIR_A, 1)],
+    ['clear()', (tokens: RedisTokenStore) => tokens.clear()],
+  ])('%s does not overwrite a value at {prefix}:pair that is not ours', async (_what, write) => {
+    await redis.set(key('pair'), 'some-other-app-value');
+
+    const outcome = await write(store()).catch(() => 'rejected');
+
+    expect(await redis.get(key('pair'))).toBe('some-other-app-value');
+    expect(outcome).not.toBe(true);
+  });
+});
+
+describe('RedisTokenStore: lock', () => {
+  it('makes a second store wait until the first releases (SET NX), with a fence greater at each grant', async () => {
+    const first = store({ lockTtlMs: 5_000 });
+    const second = store({ lockTtlMs: 5_000 });
+    const a = await first.lock();
+    const ttl = await redis.pttl(key('lock'));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(5_000);
+    let released = false;
+    let releasedWhenGranted: boolean | undefined;
+
+    const waiting = second.lock().then((lock) => {
+      releasedWhenGranted = released;
+      return lock;
+    });
+    // Many polls (pollMs 50) of the waiter fall in this time; none may take the lock.
+    await sleep(300);
+    expect(releasedWhenGranted).toBeUndefined();
+    released = true;
+    await a.release();
+    const b = await waiting;
+    await b.release();
+    const c = await first.lock();
+    await c.release();
+
+    expect(releasedWhenGranted).toBe(true);
+    expect(typeof a.fence).toBe('number');
+    expect(b.fence).toBeGreaterThan(a.fence!);
+    expect(c.fence).toBeGreaterThan(b.fence!);
+    expect(await redis.exists(key('lock'))).toBe(0);
+  });
+
+  it('takes the lock once the key of a killed holder expires', async () => {
+    // A holder that was killed: nobody extends or releases its key.
+    await redis.set(key('lock'), 'someone-else', 'PX', 1_000);
+
+    const lock = await locked(store({ lockTimeoutMs: 5_000 }));
+
+    expect(typeof lock.fence).toBe('number');
+    const owner = await redis.get(key('lock'));
+    expect(owner).not.toBeNull();
+    expect(owner).not.toBe('someone-else');
+  });
+
+  it('gives up after lockTimeoutMs while a foreign key lives on, naming the option, and leaves that key', async () => {
+    await redis.set(key('lock'), 'someone-else', 'PX', 10_000);
+
+    const error = (await store({ lockTimeoutMs: 300 })
+      .lock()
+      .catch((reason: unknown) => reason)) as Error;
+
+    expect(error).toBeInstanceOf(Error);
+    expect(error.message).toContain('`lockTimeoutMs`');
+    expect(error.message).toContain(key('lock'));
+    expect(await redis.get(key('lock'))).toBe('someone-else');
+  });
+
+  it('extends the lease while it is held, so that another store cannot take it after lockTtlMs', async () => {
+    await locked(store({ lockTtlMs: 1_000 }));
+    // Past the first lease: only the extensions keep the key alive from here on.
+    await sleep(1_000);
+
+    const error = (await store({ lockTimeoutMs: 1_500 })
+      .lock()
+      .catch((reason: unknown) => reason)) as Error;
+
+    expect(error).toBeInstanceOf(Error);
+    expect(error.message).toContain('`lockTimeoutMs`');
+    const ttl = await redis.pttl(key('lock'));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(1_000);
+  });
+
+  it('release() leaves a key that another owner wrote meanwhile (compare and delete)', async () => {
+    const lock = await store().lock();
+    // Its lease lapsed and another holder took the lock: the key is that holder's now.
+    await redis.set(key('lock'), 'another-owner', 'PX', 10_000);
+
+    await lock.release();
+
+    expect(await redis.get(key('lock'))).toBe('another-owner');
+  });
+});
+
+describe('RedisTokenStore: fencing', () => {
+  it('refuses a write under an older fence once a later lock was granted, and keeps the newer pair', async () => {
+    const a = store();
+    const b = store();
+    const lockA = await locked(a);
+    expect(await a.set(PAIR_A, lockA.fence)).toBe(true);
+
+    // A stalls past its lease: its key is gone, and B is granted the lock.
+    await redis.del(key('lock'));
+    const lockB = await locked(b);
+    expect(lockB.fence).toBeGreaterThan(lockA.fence!);
+    // Refused from the grant on, before B has written anything.
+    expect(await a.set(STALE, lockA.fence)).toBe(false);
+    expect(await a.get()).toEqual(PAIR_A);
+    expect(await b.set(PAIR_B, lockB.fence)).toBe(true);
+
+    expect(await a.set(STALE, lockA.fence)).toBe(false);
+    expect(await a.clear(lockA.fence)).toBe(false);
+    expect(await a.get()).toEqual(PAIR_B);
+
+    // A's release must not remove B's lock.
+    await lockA.release();
+    expect(await redis.exists(key('lock'))).toBe(1);
+  });
+
+  it('always writes an unfenced set() or clear()', async () => {
+    const a = store();
+    const lockA = await a.lock();
+    await lockA.release();
+    const lockB = await locked(store());
+    expect(await store().set(PAIR_B, lockB.fence)).toBe(true);
+
+    expect(await a.set(PAIR_C)).toBe(true);
+    expect(await a.get()).toEqual(PAIR_C);
+    expect(await a.set(STALE, lockA.fence)).toBe(false);
+    expect(await a.get()).toEqual(PAIR_C);
+
+    expect(await a.clear()).toBe(true);
+    expect(await a.get()).toBeNull();
+    expect(await a.set(PAIR_A)).toBe(true);
+    expect(await a.get()).toEqual(PAIR_A);
+  });
+});
+
+describe('RedisTokenStore: pub/sub', () => {
+  it('tells a subscribed store of the writes of another store, and its own writes once', async () => {
+    const subscribed = store({ pubsub: true });
+    const other = store();
+    const heard = listen(subscribed).heard;
+    await eventually(async () => (await subscriptions()) === 1);
+
+    await other.set(PAIR_A);
+    await until(() => heard.length >= 1, 5_000);
+    await subscribed.set(PAIR_B);
+    await other.clear();
+    await until(() => heard.length >= 3, 5_000);
+
+    // Its own write is heard at once, and not again when its message comes back.
+    expect(heard).toEqual([PAIR_A, PAIR_B, null]);
+  });
+
+  it('wakes a lock waiter on release, long before its next poll', async () => {
+    // A lease and a poll far longer than the test: only the release message can wake the waiter in time.
+    const holder = await store({ lockTtlMs: 60_000 }).lock();
+    const waiterName = `waiter-${serial}`;
+    const waiter = store({ pubsub: true, pollMs: 60_000, lockTimeoutMs: 10_000 }, connection(waiterName));
+    let granted: TokenStoreLock | undefined;
+    const waiting = waiter.lock().then((lock) => {
+      granted = lock;
+      undo.push(() => lock.release());
+      return lock;
+    });
+    // The waiter has tried once and found the lock taken: it sleeps now.
+    await eventually(async () => ((await redis.client('LIST')) as string).split('\n').some((line) => line.includes(` name=${waiterName} `) && line.includes(' cmd=eval ')));
+    expect(granted).toBeUndefined();
+
+    await holder.release();
+
+    await until(() => granted !== undefined, 3_000);
+    expect((await waiting).fence).toBeGreaterThan(holder.fence!);
+  });
+
+  it('without a subscriber, hears nothing of other stores, and a lock waiter finds the released lock by polling', async () => {
+    const deaf = store();
+    const heardByDeaf = listen(deaf).heard;
+    const witness = store({ pubsub: true });
+    const heardByWitness = listen(witness).heard;
+    await eventually(async () => (await subscriptions()) === 1);
+
+    await store().set(PAIR_A);
+    await until(() => heardByWitness.length === 1, 5_000);
+    expect(heardByDeaf).toEqual([]);
+
+    const holder = await deaf.lock();
+    let released = false;
+    let releasedWhenGranted: boolean | undefined;
+    const waiting = store({ pollMs: 20 })
+      .lock()
+      .then((lock) => {
+        releasedWhenGranted = released;
+        undo.push(() => lock.release());
+        return lock;
+      });
+    await sleep(200);
+    released = true;
+    await holder.release();
+    await waiting;
+    expect(releasedWhenGranted).toBe(true);
+  });
+
+  it('stops listening on close()', async () => {
+    const closing = store({ pubsub: true });
+    const heardByClosing = listen(closing).heard;
+    const witness = store({ pubsub: true });
+    const heardByWitness = listen(witness).heard;
+    await eventually(async () => (await subscriptions()) === 2);
+
+    await closing.close();
+    await eventually(async () => (await subscriptions()) === 1);
+    await store().set(PAIR_A);
+    await until(() => heardByWitness.length === 1, 5_000);
+
+    expect(heardByWitness).toEqual([PAIR_A]);
+    expect(heardByClosing).toEqual([]);
+  });
+});
+
+describe('RedisTokenStore: options', () => {
+  it.each<[string, unknown, RegExp]>([
+    ['no options', undefined, /`prefix` is required/],
+    ['no prefix', {}, /`prefix` is required/],
+    ['an empty prefix', { prefix: '' }, /`prefix` is required/],
+    ['a prefix that is not a string', { prefix: 42 }, /`prefix` is required/],
+    ['an unknown option', { prefix: 'p', keyTtl: 1_000 }, /unknown option `keyTtl`/],
+    ['a keyTtlMs of 0', { prefix: 'p', keyTtlMs: 0 }, /`keyTtlMs`/],
+    ['a negative keyTtlMs', { prefix: 'p', keyTtlMs: -1 }, /`keyTtlMs`/],
+    ['an infinite keyTtlMs', { prefix: 'p', keyTtlMs: Infinity }, /`keyTtlMs`/],
+    ['a keyTtlMs that is a string', { prefix: 'p', keyTtlMs: '1000' }, /`keyTtlMs`/],
+    ['a lockTtlMs under 1000', { prefix: 'p', lockTtlMs: 500 }, /`lockTtlMs`/],
+    ['a lockTimeoutMs of NaN', { prefix: 'p', lockTimeoutMs: Number.NaN }, /`lockTimeoutMs`/],
+    ['a subscriber that is not a connection', { prefix: 'p', subscriber: {} }, /`subscriber`/],
+  ])('refuses %s with a TypeError that names the problem', (_what, options, message) => {
+    const make = () => new RedisTokenStore(redis, options as RedisTokenStoreOptions);
+    expect(make).toThrow(TypeError);
+    expect(make).toThrow(message);
+  });
+
+  it.each<[string, unknown]>([
+    ['nothing', undefined],
+    ['an object without commands', {}],
+    ['a URL', 'redis://127.0.0.1:6379'],
+  ])('refuses %s as the client with a TypeError that asks for an ioredis client', (_what, client) => {
+    const make = () => new RedisTokenStore(client as Redis, { prefix });
+    expect(make).toThrow(TypeError);
+    expect(make).toThrow(/ioredis client/);
+  });
+
+  it('takes an ioredis client and `redis.duplicate()` as they are (type-checked by tsc)', async () => {
+    // Never connects: lazyConnect opens no socket until a command is sent, and this store sends none.
+    expect(new RedisTokenStore(new Redis(server.url, { lazyConnect: true }), { prefix })).toBeInstanceOf(RedisTokenStore);
+    const client = connection();
+    const subscriber = client.duplicate();
+    undo.push(() => subscriber.quit());
+    const withPubsub = new RedisTokenStore(client, { prefix, subscriber });
+    undo.push(() => withPubsub.close());
+    // @ts-expect-error: `prefix` is required
+    expect(() => new RedisTokenStore(client, {})).toThrow(TypeError);
+
+    await new RedisTokenStore(connection(), { prefix }).set(PAIR_A);
+    expect(await withPubsub.get()).toEqual(PAIR_A);
+  });
+
+  // Validation lets any positive number through, but Redis takes only whole milliseconds for PX and PEXPIRE: the
+  // store must either refuse a fraction at construction or work with it, not fail every lock() or set() later.
+  it.each([
+    ['lockTtlMs', { lockTtlMs: 1_500.5 }],
+    ['keyTtlMs', { keyTtlMs: 60_000.5 }],
+  ])('refuses a fractional `%s` at construction, or works with it', async (name, options) => {
+    const outcome = await (async () => {
+      let tokens: RedisTokenStore;
+      try {
+        tokens = store(options);
+      } catch (error) {
+        return error instanceof TypeError && error.message.includes(`\`${name}\``) ? 'refused at construction' : `threw ${String(error)}`;
+      }
+      try {
+        const lock = await tokens.lock();
+        await tokens.set(PAIR_A, lock.fence);
+        await lock.release();
+        return (await tokens.get())?.access === PAIR_A.access ? 'works' : 'lost the pair';
+      } catch (error) {
+        return `failed later: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    })();
+
+    expect(['refused at construction', 'works']).toContain(outcome);
+  });
+});
+
+describe.each([
+  ['with pub/sub', true],
+  ['without pub/sub', false],
+])('RedisTokenStore: with the plugin, %s', (_how, pubsub) => {
+  it('gives two instances on two connections one login and one refresh per expiry, and a restart no login', async () => {
+    await expectOneClientForTwoHolders(await emulator(), () => store({ pubsub }), (auth) => undo.push(() => auth.eject()));
+    expect(await keys()).toEqual([key('fence'), key('pair')]);
+  });
+});
