@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, watch } from 'node:fs';
-import type { FSWatcher } from 'node:fs';
+import type { FSWatcher, Stats } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
@@ -137,10 +137,33 @@ export class FileTokenStore implements TokenStore {
     if (!held) return { retryInMs: 0 };
     const age = Date.now() - held.mtimeMs;
     if (age <= this.options.lockTtlMs) return { retryInMs: this.options.lockTtlMs - age };
-    // Its holder stopped extending it: killed, or stalled past its lease. Another waiter may remove it at the same
-    // moment and take a new one that this removes too; the fence keeps such a rare double holder from losing tokens.
-    await unlink(this.lockPath).catch(ignoreMissing);
+    // Its holder stopped extending it: killed, or stalled past its lease.
+    await this.breakStale(held);
     return { retryInMs: 0 };
+  }
+
+  /**
+   * Removes a lock judged stale, one waiter at a time: two waiters that both judged it stale must not both remove
+   * it, or the second would remove the lock the first has just taken, and both would renew. Under the guard, the
+   * lock is removed only if it is still the file judged stale.
+   */
+  private async breakStale(judged: Stats): Promise<void> {
+    const guard = `${this.lockPath}.break`;
+    try {
+      await (await open(guard, 'wx', 0o600)).close();
+    } catch (error) {
+      if (!hasErrorCode(error, 'EEXIST')) throw error;
+      // Another waiter is breaking it. A guard left by a waiter that died while breaking goes after a lease.
+      const left = await stat(guard).catch(ignoreMissing);
+      if (left && Date.now() - left.mtimeMs > this.options.lockTtlMs) await unlink(guard).catch(ignoreMissing);
+      return;
+    }
+    try {
+      const now = await stat(this.lockPath).catch(ignoreMissing);
+      if (now?.ino === judged.ino && now.mtimeMs === judged.mtimeMs) await unlink(this.lockPath).catch(ignoreMissing);
+    } finally {
+      await unlink(guard).catch(ignoreMissing);
+    }
   }
 
   private async extend(owner: string): Promise<boolean> {
