@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
+import { startFleet, sumBursts, WorkerExitedError } from './helpers/fleet.js';
+import type { BurstReply, Fleet, FleetOptions, FleetStoreConfig } from './helpers/fleet.js';
+import { until } from './helpers/flow.js';
+import { startRedisServer } from './helpers/redis-server.js';
+import type { RedisServer } from './helpers/redis-server.js';
+
+// Several real processes (helpers/fleet-worker.ts) share one token pair through a shared store, against the emulator
+// over real HTTP and a real redis-server: they log in once and renew once per expiry between them.
+closeEmulatorsAfterEach();
+
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await startRedisServer();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+const fleets: Fleet[] = [];
+const directories: string[] = [];
+afterEach(async () => {
+  const stopped = await Promise.allSettled(fleets.splice(0).map((fleet) => fleet.stop()));
+  await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
+  // A worker that crashed, even in a passing test, fails it with the worker's output.
+  for (const result of stopped) if (result.status === 'rejected') throw result.reason;
+});
+
+async function start(options: FleetOptions): Promise<Fleet> {
+  const fleet = await startFleet(options);
+  fleets.push(fleet);
+  return fleet;
+}
+
+/** Each test its own keys, so that no pair of an earlier test is adopted. */
+function redisStore(pubsub: boolean): () => Promise<FleetStoreConfig> {
+  return async () => ({ kind: 'redis', url: redis.url, prefix: `fleet-test:${randomUUID()}`, pubsub });
+}
+
+async function fileStore(): Promise<FleetStoreConfig> {
+  const directory = await mkdtemp(join(tmpdir(), 'token-keeper-fleet-'));
+  directories.push(directory);
+  return { kind: 'file', path: join(directory, 'tokens.json') };
+}
+
+/** How many of the replies' events are named `name`, across the processes. */
+function countEvents(replies: readonly BurstReply[], name: string): number {
+  return sumBursts(replies).events.filter((event) => event.name === name).length;
+}
+
+const SHARED_STORES = [
+  ['Redis with pub/sub', redisStore(true)],
+  ['Redis without pub/sub', redisStore(false)],
+  ['one token file', fileStore],
+] as const;
+
+describe.each(SHARED_STORES)('4 processes sharing %s', (_name, makeStore) => {
+  it('log in once and refresh once per expiry between them: 1 login, 3 refreshes, 1,600 requests, none failed', async () => {
+    const service = await emulator();
+    const fleet = await start({ count: 4, emulatorUrl: service.url, store: await makeStore() });
+
+    const rounds = [await fleet.burst(100)];
+    const refreshesAfterRound = [service.counters.refreshes];
+    for (let expiry = 1; expiry <= 3; expiry += 1) {
+      service.expireAccessTokens();
+      rounds.push(await fleet.burst(100));
+      refreshesAfterRound.push(service.counters.refreshes);
+    }
+
+    const total = sumBursts(rounds.flat());
+    expect(total.errors).toEqual([]);
+    expect(total).toMatchObject({ ok: 1_600, failed: 0 });
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 3, rejected: 0 });
+    expect(refreshesAfterRound).toEqual([0, 1, 2, 3]);
+    // The processes agree with the service: one login and three refreshes between them, and no store failure
+    // (a lock that timed out would be one, and a renewal without the lock).
+    const last = rounds[3]!;
+    expect(last.reduce((sum, reply) => sum + reply.stats.logins, 0)).toBe(1);
+    expect(last.reduce((sum, reply) => sum + reply.stats.refreshes, 0)).toBe(3);
+    expect(last.map((reply) => reply.stats.failures)).toEqual([0, 0, 0, 0]);
+    // The three that did not log in took the pair from the store.
+    expect(rounds[0]!.filter((reply) => reply.events.some((event) => event.name === 'adopt'))).toHaveLength(3);
+  }, 30_000);
+});
+
+const LOCKING_STORES = [
+  ['Redis', redisStore(true)],
+  ['a token file', fileStore],
+] as const;
+
+describe.each(LOCKING_STORES)('a process killed while it holds the lock of %s', (_name, makeStore) => {
+  it('blocks the others one lease at most: they get the lock when it lapses, refresh once, and lose no request', async () => {
+    const service = await emulator();
+    // A lease far shorter than the wait for the lock: a survivor that got the lock by giving up waiting would
+    // report a STORE_FAILED failure, and would have waited 20 s.
+    const fleet = await start({ count: 4, emulatorUrl: service.url, store: await makeStore(), lock: { lockTtlMs: 1_500, lockTimeoutMs: 20_000 } });
+    expect(sumBursts(await fleet.burst(10)).ok).toBe(40);
+    service.inject('token', 'hang', 1);
+    service.expireAccessTokens();
+
+    const firstHolder = fleet.waitForEvent((event) => event.name === 'lock-acquired');
+    const bursts = fleet.workers.map((worker) => worker.burst(50));
+    const { worker: holder } = await firstHolder;
+    // Its token call has reached the service, which holds it unanswered: the holder is inside its renewal.
+    await until(() => service.counters.tokenCalls === 2, 10_000);
+    await holder.kill('SIGKILL');
+
+    const settled = await Promise.allSettled(bursts);
+    const survivors = fleet.workers.filter((worker) => worker !== holder);
+    const replies = settled.filter((result): result is PromiseFulfilledResult<BurstReply> => result.status === 'fulfilled').map((result) => result.value);
+    const killed = settled[fleet.workers.indexOf(holder)];
+    expect(killed?.status === 'rejected' && killed.reason instanceof WorkerExitedError && killed.reason.expected).toBe(true);
+    expect(replies).toHaveLength(3);
+
+    const total = sumBursts(replies);
+    expect(total.errors).toEqual([]);
+    expect(total).toMatchObject({ ok: 150, failed: 0 });
+    // The hung call was the holder's; the survivors made one refresh, with the refresh token it never spent.
+    // (That only one of them holds the lapsed lock, with no refused token call, is the next describe's subject.)
+    expect(service.counters.refreshes).toBe(1);
+    expect(countEvents(replies, 'refresh')).toBe(1);
+    // They got the lock through the lapsed lease, not by giving up on it: that would be a STORE_FAILED failure.
+    const survivorEvents = survivors.flatMap((worker) => worker.events);
+    expect(survivorEvents.filter((event) => (event.name === 'failure' && event.code === 'STORE_FAILED') || event.name === 'lock-failed')).toEqual([]);
+    expect(survivorEvents.filter((event) => event.name === 'lock-acquired').length).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+});
+
+/** Leaves the store's lock held by a holder that is gone: taken just now, and never extended nor released. */
+type PlantLock = (store: FleetStoreConfig) => Promise<void>;
+
+const plantRedisLock: PlantLock = async (store) => {
+  if (store.kind !== 'redis') throw new TypeError('a Redis store was expected');
+  const client = new Redis(store.url);
+  try {
+    // RedisTokenStore's lock key, as its `prefix` option documents it; the lease of the fleet's lockTtlMs.
+    await client.set(`{${store.prefix}}:lock`, 'a-holder-that-was-killed', 'PX', STOPPED_LEASE_MS);
+  } finally {
+    await client.quit();
+  }
+};
+
+const plantLockFile: PlantLock = async (store) => {
+  if (store.kind !== 'file') throw new TypeError('a file store was expected');
+  // FileTokenStore's lock file, next to the token file; its mtime (now) starts the lease.
+  await writeFile(`${store.path}.lock`, 'a-holder-that-was-killed', { mode: 0o600 });
+};
+
+const STOPPED_LEASE_MS = 1_000;
+const LAPSES = 5;
+
+const LAPSING_STORES = [
+  ['Redis', redisStore(false), plantRedisLock],
+  ['a token file', fileStore, plantLockFile],
+] as const;
+
+describe.each(LAPSING_STORES)('8 processes waiting on a lock of %s whose holder is gone', (_name, makeStore, plantLock) => {
+  it('hand it to one of them when the lease lapses: one refresh per expiry, no refused token call, no second login', async () => {
+    const service = await emulator();
+    const store = await makeStore();
+    const fleet = await start({ count: 8, emulatorUrl: service.url, store, lock: { lockTtlMs: STOPPED_LEASE_MS, lockTimeoutMs: 20_000 } });
+    expect(sumBursts(await fleet.burst(5)).ok).toBe(40);
+
+    // Each round, all eight wait on the same dead lease and try for the lock as it lapses: the moment two
+    // processes must not both win.
+    const refusedPerLapse: number[] = [];
+    const rounds: BurstReply[][] = [];
+    for (let lapse = 1; lapse <= LAPSES; lapse += 1) {
+      const refused = service.counters.rejected;
+      await plantLock(store);
+      service.expireAccessTokens();
+      rounds.push(await fleet.burst(5));
+      // A second holder refreshes with the refresh token the first one has just spent: the service refuses it.
+      refusedPerLapse.push(service.counters.rejected - refused);
+    }
+
+    const total = sumBursts(rounds.flat());
+    expect(total.errors).toEqual([]);
+    expect(total).toMatchObject({ ok: 8 * 5 * LAPSES, failed: 0 });
+    expect(refusedPerLapse).toEqual(Array.from({ length: LAPSES }, () => 0));
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: LAPSES, rejected: 0 });
+    expect(total.events.filter((event) => event.name === 'failure')).toEqual([]);
+  }, 45_000);
+});
+
+const RESTARTED_STORES = [
+  ['Redis', redisStore(true)],
+  ['a token file', fileStore],
+] as const;
+
+describe.each(RESTARTED_STORES)('a process restarted on %s', (_name, makeStore) => {
+  it('takes the stored pair: still 1 login and no refresh', async () => {
+    const service = await emulator();
+    const store = await makeStore();
+
+    const first = await start({ count: 1, emulatorUrl: service.url, store });
+    const before = await first.burst(20);
+    await first.stop();
+    const second = await start({ count: 1, emulatorUrl: service.url, store, firstIndex: 1 });
+    const after = await second.burst(20);
+
+    expect(sumBursts([...before, ...after])).toMatchObject({ ok: 40, failed: 0 });
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 0, rejected: 0 });
+    expect(after[0]!.stats).toEqual({ logins: 0, refreshes: 0, replays: 0, failures: 0 });
+    expect(countEvents(after, 'adopt')).toBe(1);
+  }, 30_000);
+});

@@ -1,0 +1,418 @@
+/**
+ * A fleet of real processes (fleet-worker.ts), each an axios instance with the plugin attached to one shared store,
+ * driven from this process over IPC: the parent side of the multi-process tests, and of a benchmark. No jest here.
+ *
+ * @example
+ * const fleet = await startFleet({ count: 4, emulatorUrl: emulator.url, store: { kind: 'file', path } });
+ * try {
+ *   const replies = await fleet.burst(100);
+ *   console.log(sumBursts(replies));
+ * } finally {
+ *   await fleet.stop();
+ * }
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import type { RenewalReason, TokenAuthErrorCode, TokenAuthStats } from '../../lib/index.js';
+import { E2E_PASSWORD } from './emulator.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// What travels between parent and worker
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The shared store every worker of a fleet opens. */
+export type FleetStoreConfig =
+  | {
+      kind: 'file';
+      /** The token file; every worker opens the same one. */
+      path: string;
+      /** FileTokenStore's `watch`. @default true */
+      watch?: boolean;
+    }
+  | {
+      kind: 'redis';
+      /** e.g. `redis://127.0.0.1:6379`. */
+      url: string;
+      /** RedisTokenStore's `prefix`: the account's keys. */
+      prefix: string;
+      /** Give the store a second connection, `redis.duplicate()`, for pub/sub. */
+      pubsub: boolean;
+    };
+
+/** The lease options of the store; the store's defaults where left out. */
+export interface FleetLockTimings {
+  lockTtlMs?: number;
+  lockTimeoutMs?: number;
+  pollMs?: number;
+}
+
+/** What a worker reads from FLEET_WORKER_CONFIG. */
+export interface WorkerConfig {
+  emulatorUrl: string;
+  store: FleetStoreConfig;
+  lock?: FleetLockTimings;
+  /** The plugin's `tokenRetryDelayMs`. @default 5 */
+  tokenRetryDelayMs?: number;
+  /** The plugin's `tokenTimeoutMs`. @default the plugin's */
+  tokenTimeoutMs?: number;
+}
+
+/**
+ * What a worker saw, stamped with `Date.now()` in the worker (one host, one clock): the plugin's events, and its
+ * use of the store's lock. No token in any of them.
+ */
+export type FleetEvent =
+  | { name: 'login' | 'refresh'; at: number; reason: RenewalReason; durationMs: number }
+  | { name: 'adopt'; at: number }
+  | { name: 'failure'; at: number; operation: 'login' | 'refresh' | 'store'; code: TokenAuthErrorCode; message: string }
+  /** `lock()` was called: a renewal waits for the lock from now. */
+  | { name: 'lock-requested'; at: number }
+  | { name: 'lock-acquired'; at: number; fence?: number }
+  | { name: 'lock-released'; at: number }
+  /** `lock()` rejected (its `lockTimeoutMs` passed, or the store failed): the plugin renews without the lock. */
+  | { name: 'lock-failed'; at: number; message: string };
+
+/** A worker's answer to a burst. */
+export interface BurstReply {
+  type: 'burst-done';
+  /** The burst it answers. */
+  id: number;
+  ok: number;
+  failed: number;
+  /** One per request, in firing order, failures included. */
+  latenciesMs: number[];
+  /** Replays during this burst. */
+  replays: number;
+  /** The plugin's counters since attach. */
+  stats: TokenAuthStats;
+  /** One per failed request: error code, HTTP status, message; masked. */
+  errors: string[];
+  /** Every event since the worker's previous reply (or since it started), so none between bursts is lost. */
+  events: FleetEvent[];
+  /** `Date.now()` in the worker when it fired the first request, and when the last one settled. */
+  startedAt: number;
+  finishedAt: number;
+}
+
+export type ParentMessage = { type: 'burst'; id: number; n: number; path?: string } | { type: 'exit' };
+
+export type WorkerMessage = { type: 'ready'; pid: number } | { type: 'event'; event: FleetEvent } | BurstReply;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Masking
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Token-, Basic-, Bearer- and JWT-shaped text. */
+const SECRET_SHAPES: readonly RegExp[] = [
+  /\b(Basic|Bearer)\s+[A-Za-z0-9+/._=-]+/gi,
+  /(?:acc|ref)[_-][0-9A-Za-z_-]{8,}/g,
+  /[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+];
+
+/** Replaces what looks like a secret, and the given literals, before a text leaves a worker or reaches an error. */
+export function maskSecrets(text: string, literals: readonly string[] = [E2E_PASSWORD]): string {
+  let masked = text;
+  for (const literal of literals) if (literal) masked = masked.split(literal).join('[masked]');
+  for (const shape of SECRET_SHAPES) masked = masked.replace(shape, (_match, scheme?: unknown) => (typeof scheme === 'string' ? `${scheme} [masked]` : '[masked]'));
+  return masked;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The parent side
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface FleetOptions {
+  /** How many worker processes. */
+  count: number;
+  emulatorUrl: string;
+  store: FleetStoreConfig;
+  lock?: FleetLockTimings;
+  /** @default 5 */
+  tokenRetryDelayMs?: number;
+  tokenTimeoutMs?: number;
+  /** How long each worker may take to say it is ready. @default 30_000 */
+  readyTimeoutMs?: number;
+  /** Index of the first worker: fleets started one after another over one store can number theirs apart. @default 0 */
+  firstIndex?: number;
+}
+
+export interface BurstOptions {
+  /** Requests go to `${path}/${i}`. @default '/api/things' */
+  path?: string;
+  /** How long to wait for the reply before failing. @default 60_000 */
+  timeoutMs?: number;
+}
+
+/** A worker ended before it answered. `expected` when this harness ended it (`kill`, `stop`). */
+export class WorkerExitedError extends Error {
+  override readonly name = 'WorkerExitedError';
+  constructor(
+    message: string,
+    readonly worker: number,
+    readonly exit: WorkerExit,
+    readonly expected: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export interface WorkerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+const WORKER_FILE = join(__dirname, 'fleet-worker.ts');
+/** The package root: where `tsx` is installed and tsconfig.json lives. */
+const ROOT = resolve(__dirname, '..', '..');
+/** The tail of a worker's stdout and stderr kept for error messages. */
+const OUTPUT_LIMIT = 16_384;
+
+/** One worker process. */
+export class FleetWorker {
+  readonly process: ChildProcess;
+  /** Everything it reported, in order of arrival. */
+  readonly events: FleetEvent[] = [];
+  /** Resolves when the process has ended, however. */
+  readonly exited: Promise<WorkerExit>;
+  private exitInfo: WorkerExit | undefined;
+  /** How this harness ended it, if it did. */
+  private ending: 'killed' | 'stopped' | undefined;
+  private output = '';
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve(reply: BurstReply): void; reject(error: Error): void }>();
+  private readonly eventListeners = new Set<(event: FleetEvent) => void>();
+  private readyState: { resolve(): void; reject(error: Error): void } | undefined;
+  private isReady = false;
+
+  constructor(
+    readonly index: number,
+    config: WorkerConfig,
+  ) {
+    this.process = spawn(process.execPath, ['--import', 'tsx', WORKER_FILE], {
+      cwd: ROOT,
+      env: { ...process.env, FLEET_WORKER_CONFIG: JSON.stringify(config) },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    const keep = (chunk: Buffer): void => {
+      this.output = (this.output + chunk.toString('utf8')).slice(-OUTPUT_LIMIT);
+    };
+    this.process.stdout?.on('data', keep);
+    this.process.stderr?.on('data', keep);
+    this.process.on('message', (message: WorkerMessage) => this.onMessage(message));
+    this.exited = new Promise((resolveExit) => {
+      this.process.once('exit', (code, signal) => {
+        this.exitInfo = { code, signal };
+        this.readyState?.reject(this.exitError('before it was ready'));
+        const error = this.exitError('before it answered');
+        for (const { reject } of this.waiting.values()) reject(error);
+        this.waiting.clear();
+        resolveExit(this.exitInfo);
+      });
+    });
+    // A spawn failure (no node binary) is reported as an exit, after which nothing is waited for.
+    this.process.once('error', (error) => {
+      this.output += `\nspawn error: ${error.message}`;
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.process.pid;
+  }
+
+  get alive(): boolean {
+    return this.exitInfo === undefined;
+  }
+
+  /** How it ended, once it has. */
+  get exit(): WorkerExit | undefined {
+    return this.exitInfo;
+  }
+
+  /** The tail of its stdout and stderr, masked. */
+  get log(): string {
+    return maskSecrets(this.output);
+  }
+
+  /** Resolves once the worker has attached the plugin and opened the store. */
+  ready(timeoutMs = 30_000): Promise<void> {
+    if (this.isReady) return Promise.resolve();
+    if (!this.alive) return Promise.reject(this.exitError('before it was ready'));
+    return withTimeout(
+      new Promise<void>((resolveReady, rejectReady) => {
+        this.readyState = { resolve: resolveReady, reject: rejectReady };
+      }),
+      timeoutMs,
+      () => new Error(`fleet worker #${this.index} was not ready within ${timeoutMs} ms; its output:\n${this.log}`),
+    );
+  }
+
+  /** Fires `n` concurrent GETs in the worker and resolves with its reply. */
+  burst(n: number, options: BurstOptions = {}): Promise<BurstReply> {
+    if (!this.alive) return Promise.reject(this.exitError('before this burst'));
+    const id = this.nextId++;
+    const message: ParentMessage = { type: 'burst', id, n, ...(options.path !== undefined && { path: options.path }) };
+    const timeoutMs = options.timeoutMs ?? 60_000;
+    const reply = new Promise<BurstReply>((resolveReply, rejectReply) => {
+      this.waiting.set(id, { resolve: resolveReply, reject: rejectReply });
+    });
+    this.process.send(message);
+    return withTimeout(reply, timeoutMs, () => {
+      this.waiting.delete(id);
+      return new Error(`fleet worker #${this.index} did not answer a burst of ${n} within ${timeoutMs} ms; its output:\n${this.log}`);
+    });
+  }
+
+  /** Calls `listener` with each event the worker reports from now on; returns the function that stops it. */
+  onEvent(listener: (event: FleetEvent) => void): () => void {
+    this.eventListeners.add(listener);
+    return () => void this.eventListeners.delete(listener);
+  }
+
+  /** Sends a signal (SIGKILL by default) and resolves once the process has ended. Pending bursts reject, `expected`. */
+  kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<WorkerExit> {
+    this.ending ??= 'killed';
+    if (this.alive) this.process.kill(signal);
+    return this.exited;
+  }
+
+  /**
+   * Asks the worker to eject and close its store and connections; SIGKILLs it after `graceMs`. Resolves with how
+   * it ended.
+   */
+  async stop(graceMs = 5_000): Promise<WorkerExit> {
+    if (!this.alive) return this.exited;
+    this.ending ??= 'stopped';
+    if (this.process.connected) this.process.send({ type: 'exit' } satisfies ParentMessage);
+    else this.process.kill('SIGKILL');
+    const timer = setTimeout(() => this.process.kill('SIGKILL'), graceMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private onMessage(message: WorkerMessage): void {
+    if (message.type === 'ready') {
+      this.isReady = true;
+      this.readyState?.resolve();
+    } else if (message.type === 'event') {
+      this.events.push(message.event);
+      for (const listener of [...this.eventListeners]) listener(message.event);
+    } else if (message.type === 'burst-done') {
+      this.waiting.get(message.id)?.resolve(message);
+      this.waiting.delete(message.id);
+    }
+  }
+
+  private exitError(when: string): WorkerExitedError {
+    const exit = this.exitInfo ?? { code: null, signal: null };
+    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    return new WorkerExitedError(`fleet worker #${this.index} (pid ${this.pid}) ${how} ${when}; its output:\n${this.log || '(none)'}`, this.index, exit, this.ending !== undefined);
+  }
+
+  /**
+   * Why it ended, when it did not end as asked: on its own, or with a non-zero code (or our SIGKILL after the grace)
+   * after `stop()`. Undefined while it runs, after `kill()`, and after a clean exit.
+   */
+  get crash(): string | undefined {
+    const exit = this.exitInfo;
+    if (!exit || this.ending === 'killed' || (this.ending === 'stopped' && exit.code === 0)) return undefined;
+    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    const when = this.ending === 'stopped' ? 'when asked to exit' : 'on its own';
+    return `fleet worker #${this.index} (pid ${this.pid}) ${how} ${when}; its output:\n${this.log || '(none)'}`;
+  }
+}
+
+export interface Fleet {
+  readonly workers: readonly FleetWorker[];
+  /**
+   * Sends a burst of `n` concurrent GETs to every live worker at once (or to those of `options.only`, by position in
+   * `workers`) and resolves with their replies, in that order. Rejects if a worker ends before answering.
+   */
+  burst(n: number, options?: BurstOptions & { only?: readonly number[] }): Promise<BurstReply[]>;
+  /** Resolves with the first event, from now on, that `predicate` accepts, and the worker that reported it. */
+  waitForEvent(predicate: (event: FleetEvent, worker: FleetWorker) => boolean, timeoutMs?: number): Promise<{ worker: FleetWorker; event: FleetEvent }>;
+  /** Signals one worker (SIGKILL by default) and resolves once it has ended. */
+  kill(index: number, signal?: NodeJS.Signals): Promise<WorkerExit>;
+  /**
+   * Asks every live worker to exit, waits for them, SIGKILLs those still there after `graceMs`. Rejects afterwards
+   * if a worker had crashed (ended by itself, or exited non-zero when asked to exit), with its output.
+   */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Spawns `count` workers at once and resolves when every one is ready; if one fails to start, stops all and throws. */
+export async function startFleet(options: FleetOptions): Promise<Fleet> {
+  const config: WorkerConfig = {
+    emulatorUrl: options.emulatorUrl,
+    store: options.store,
+    ...(options.lock && { lock: options.lock }),
+    tokenRetryDelayMs: options.tokenRetryDelayMs ?? 5,
+    ...(options.tokenTimeoutMs !== undefined && { tokenTimeoutMs: options.tokenTimeoutMs }),
+  };
+  const first = options.firstIndex ?? 0;
+  const workers = Array.from({ length: options.count }, (_, i) => new FleetWorker(first + i, config));
+  const fleet = makeFleet(workers);
+  const started = await Promise.allSettled(workers.map((worker) => worker.ready(options.readyTimeoutMs)));
+  const failure = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failure) {
+    await fleet.stop().catch(() => undefined);
+    throw failure.reason;
+  }
+  return fleet;
+}
+
+function makeFleet(workers: FleetWorker[]): Fleet {
+  const at = (index: number): FleetWorker => {
+    const worker = workers[index];
+    if (!worker) throw new RangeError(`The fleet has no worker at position ${index} (it has ${workers.length}).`);
+    return worker;
+  };
+  return {
+    workers,
+    burst(n, options = {}) {
+      const targets = options.only ? options.only.map(at) : workers.filter((worker) => worker.alive);
+      return Promise.all(targets.map((worker) => worker.burst(n, options)));
+    },
+    waitForEvent(predicate, timeoutMs = 30_000) {
+      const stops: Array<() => void> = [];
+      const found = new Promise<{ worker: FleetWorker; event: FleetEvent }>((resolveFound) => {
+        for (const worker of workers) {
+          stops.push(worker.onEvent((event) => predicate(event, worker) && resolveFound({ worker, event })));
+        }
+      });
+      return withTimeout(found, timeoutMs, () => new Error(`No fleet worker reported the awaited event within ${timeoutMs} ms.`)).finally(() => {
+        for (const stop of stops) stop();
+      });
+    },
+    kill(index, signal) {
+      return at(index).kill(signal);
+    },
+    async stop(graceMs) {
+      await Promise.all(workers.map((worker) => worker.stop(graceMs)));
+      const crashes = workers.map((worker) => worker.crash).filter((crash) => crash !== undefined);
+      if (crashes.length > 0) throw new Error(`${crashes.length} fleet worker(s) crashed:\n${crashes.join('\n')}`);
+    },
+  };
+}
+
+/** The replies of a burst added up. */
+export function sumBursts(replies: readonly BurstReply[]): { ok: number; failed: number; replays: number; errors: string[]; events: FleetEvent[] } {
+  return {
+    ok: replies.reduce((sum, reply) => sum + reply.ok, 0),
+    failed: replies.reduce((sum, reply) => sum + reply.failed, 0),
+    replays: replies.reduce((sum, reply) => sum + reply.replays, 0),
+    errors: replies.flatMap((reply) => reply.errors),
+    events: replies.flatMap((reply) => reply.events),
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(error()), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
