@@ -1,0 +1,181 @@
+// `npm run bench:fleet`: what one account costs a fleet of processes that share a store, and what sharing costs them.
+//
+// For each store (Redis with pub/sub, Redis polling, a file), a fleet of --processes (4) real processes fires
+// --requests (100) concurrent requests each, then goes through --expiries (20) expiries: the emulator refuses the
+// tokens, and every process fires its requests again. It reports:
+//   token calls per expiry   the emulator's logins and refreshes after the first login, over the expiries;
+//   handover                 for each process that waited while another renewed, the time from the renewer's new
+//                            pair being written (its `refresh` event) to this process taking it (its `adopt`
+//                            event): the extra latency that sharing adds, median and p99 over all waits (a
+//                            process that hears of the pair through pub/sub or fs.watch before the renewer's
+//                            own event fires counts as no wait);
+//   expiry round latency     request latencies in the expiry rounds, in the renewing process and in the waiting
+//                            ones, median and p99;
+// and exits 1 when a request failed or the fleet made more than one token call per expiry. Results also go to
+// bench/results/fleet.json. Not part of `npm test`: it measures, and measurements do not belong in assertions.
+//
+//   npm run bench:fleet                      4 processes × 100 requests, 20 expiries per store
+//   npm run bench:fleet -- --quick           5 expiries per store
+//   npm run bench:fleet -- --processes 8 --requests 50 --expiries 40
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startEmulator } from '../lib/emulator/index.js';
+import { E2E_PASSWORD, E2E_USER } from '../__tests__/helpers/emulator.js';
+import { startFleet } from '../__tests__/helpers/fleet.js';
+import type { BurstReply, FleetEvent, FleetStoreConfig } from '../__tests__/helpers/fleet.js';
+import { startRedisServer } from '../__tests__/helpers/redis-server.js';
+
+const { values } = parseArgs({
+  options: {
+    processes: { type: 'string', default: '4' },
+    requests: { type: 'string', default: '100' },
+    expiries: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+  },
+});
+
+function whole(text: string, option: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${option} must be a whole number of 1 or more, got "${text}".`);
+  return value;
+}
+
+const processes = whole(values.processes, 'processes');
+const requests = whole(values.requests, 'requests');
+const expiries = whole(values.expiries ?? (values.quick ? '5' : '20'), 'expiries');
+
+interface Variant {
+  name: string;
+  store: (dir: string, redisUrl: string, run: number) => FleetStoreConfig;
+}
+
+const variants: Variant[] = [
+  { name: 'Redis, pub/sub', store: (_dir, url, run) => ({ kind: 'redis', url, prefix: `bench:${run}`, pubsub: true }) },
+  { name: 'Redis, polling', store: (_dir, url, run) => ({ kind: 'redis', url, prefix: `bench:${run}`, pubsub: false }) },
+  { name: 'File, fs.watch', store: (dir, _url, run) => ({ kind: 'file', path: join(dir, `tokens-${run}.json`) }) },
+];
+
+interface Result {
+  store: string;
+  processes: number;
+  requestsPerProcess: number;
+  expiries: number;
+  logins: number;
+  refreshes: number;
+  tokenCallsPerExpiry: number;
+  failed: number;
+  handoverMs: { waits: number; p50: number; p99: number };
+  renewerLatencyMs: { p50: number; p99: number };
+  waiterLatencyMs: { p50: number; p99: number };
+}
+
+function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+const round1 = (value: number): number => Math.round(value * 10) / 10;
+
+async function measure(variant: Variant, dir: string, redisUrl: string, run: number): Promise<Result> {
+  const emulator = await startEmulator({ users: { [E2E_USER]: E2E_PASSWORD }, log: false });
+  const fleet = await startFleet({ count: processes, emulatorUrl: emulator.url, store: variant.store(dir, redisUrl, run) });
+  try {
+    let failed = sumFailed(await fleet.burst(requests));
+    const handovers: number[] = [];
+    const renewerLatencies: number[] = [];
+    const waiterLatencies: number[] = [];
+    for (let expiry = 0; expiry < expiries; expiry += 1) {
+      emulator.expireAccessTokens();
+      const replies = await fleet.burst(requests);
+      failed += sumFailed(replies);
+      const renewal = replies.flatMap((reply) => reply.events.filter(isRenewal).map((event) => ({ reply, event })));
+      if (renewal.length !== 1) continue;
+      const renewedAt = renewal[0]!.event.at;
+      for (const reply of replies) {
+        if (reply === renewal[0]!.reply) {
+          renewerLatencies.push(...reply.latenciesMs);
+          continue;
+        }
+        waiterLatencies.push(...reply.latenciesMs);
+        // A pub/sub message can bring the pair a hair before the renewer's own event fires: no wait at all.
+        const adopted = reply.events.find((event) => event.name === 'adopt');
+        if (adopted) handovers.push(Math.max(0, adopted.at - renewedAt));
+      }
+    }
+    const { logins, refreshes } = emulator.counters;
+    return {
+      store: variant.name,
+      processes,
+      requestsPerProcess: requests,
+      expiries,
+      logins,
+      refreshes,
+      tokenCallsPerExpiry: round1((logins - 1 + refreshes) / expiries * 100) / 100,
+      failed,
+      handoverMs: { waits: handovers.length, p50: round1(percentile(handovers, 50)), p99: round1(percentile(handovers, 99)) },
+      renewerLatencyMs: { p50: round1(percentile(renewerLatencies, 50)), p99: round1(percentile(renewerLatencies, 99)) },
+      waiterLatencyMs: { p50: round1(percentile(waiterLatencies, 50)), p99: round1(percentile(waiterLatencies, 99)) },
+    };
+  } finally {
+    await fleet.stop();
+    await emulator.close();
+  }
+}
+
+function isRenewal(event: FleetEvent): boolean {
+  return event.name === 'refresh' || event.name === 'login';
+}
+
+function sumFailed(replies: readonly BurstReply[]): number {
+  return replies.reduce((sum, reply) => sum + reply.failed, 0);
+}
+
+function table(results: readonly Result[]): string {
+  const header = ['store', 'logins', 'refreshes', 'token calls / expiry', 'failed', 'handover p50 / p99 ms (waits)', 'renewer req p50 / p99 ms', 'waiter req p50 / p99 ms'];
+  const rows = results.map((r) => [
+    r.store,
+    String(r.logins),
+    String(r.refreshes),
+    r.tokenCallsPerExpiry.toFixed(2),
+    String(r.failed),
+    `${r.handoverMs.p50} / ${r.handoverMs.p99} (${r.handoverMs.waits})`,
+    `${r.renewerLatencyMs.p50} / ${r.renewerLatencyMs.p99}`,
+    `${r.waiterLatencyMs.p50} / ${r.waiterLatencyMs.p99}`,
+  ]);
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const machine = `${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}`;
+  console.log(`Fleet benchmark: ${processes} processes × ${requests} concurrent requests, ${expiries} expiries per store; ${machine}`);
+  const dir = await mkdtemp(join(tmpdir(), 'token-keeper-bench-fleet-'));
+  const redis = await startRedisServer();
+  const results: Result[] = [];
+  try {
+    for (const [run, variant] of variants.entries()) {
+      results.push(await measure(variant, dir, redis.url, run));
+      console.log(`  ${variant.name}: done`);
+    }
+  } finally {
+    await redis.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  console.log(`\n${table(results)}\n`);
+  await mkdir(join(__dirname, 'results'), { recursive: true });
+  await writeFile(join(__dirname, 'results', 'fleet.json'), `${JSON.stringify({ machine, date: new Date().toISOString(), results }, null, 2)}\n`);
+  const wrong = results.filter((r) => r.failed > 0 || r.logins !== 1 || r.refreshes !== expiries);
+  if (wrong.length > 0) {
+    console.error(`Not one careful client: ${wrong.map((r) => `${r.store} (${r.logins} logins, ${r.refreshes} refreshes, ${r.failed} failed)`).join('; ')}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});
