@@ -48,7 +48,7 @@ function redactConfig<C extends AxiosRequestConfig>(config: C, secrets: readonly
 /**
  * A copy of `error` with the same prototype (so `instanceof`, `isAxiosError` and `isCancel` still hold) and every
  * own string property redacted, whatever its key or writability: axios keeps the cause's stack under a
- * non-writable symbol. Its `cause` chain is copied the same way.
+ * non-writable symbol. Plain objects and arrays on it are redacted in depth. Its `cause` chain is copied the same way.
  */
 export function redactedCopy<E extends object>(error: E, secrets: readonly string[], depth = 0): E {
   const copy = Object.create(Object.getPrototypeOf(error) as object | null) as E;
@@ -57,6 +57,8 @@ export function redactedCopy<E extends object>(error: E, secrets: readonly strin
     let value: unknown = 'value' in descriptor ? descriptor.value : (error as Record<PropertyKey, unknown>)[key];
     if (typeof value === 'string') value = redactText(value, secrets);
     else if (key === 'cause' && value instanceof Error) value = depth < 4 ? redactedCopy(value, secrets, depth + 1) : undefined;
+    // A client library's own detail, such as the command and arguments ioredis puts on its errors.
+    else if (typeof value === 'object' && value !== null && !(value instanceof Error)) value = scrub(value, secrets);
     Object.defineProperty(copy, key, { value, writable: true, enumerable: descriptor.enumerable ?? false, configurable: true });
   }
   return copy;

@@ -183,7 +183,8 @@ export class TokenKeeper {
   }
 
   private async runRenewal(reason: RenewalReason, mode: Mode, failed: TokenPair | undefined, epoch: number): Promise<Held> {
-    const lock = await this.storeCall(() => this.options.store.lock?.());
+    // The store bounds its own wait for the lock (`lockTimeoutMs`): a holder that is merely slow is waited for.
+    const lock = await this.storeCall(() => this.options.store.lock?.(), false);
     const run: Run = { epoch, fence: lock?.fence };
     try {
       const stored = await this.read();
@@ -204,7 +205,8 @@ export class TokenKeeper {
         return await this.loginWith('refresh-rejected', mode, run);
       }
     } finally {
-      if (lock) await this.storeCall(() => lock.release());
+      // The waiting requests have their pair: they do not wait for the release too.
+      if (lock) void this.storeCall(() => lock.release());
     }
   }
 
@@ -348,15 +350,29 @@ export class TokenKeeper {
     return pair.expiresAt !== undefined && this.options.clock() >= pair.expiresAt - this.options.expiryMarginMs;
   }
 
-  /** Store failures must not fail requests while this holder has tokens in memory: they are reported, not thrown. */
-  private async storeCall<T>(operation: () => T | Promise<T>): Promise<T | undefined> {
+  /**
+   * Store failures must not fail requests while this holder has tokens in memory: they are reported, not thrown.
+   * Nor may a store that stops answering (a paused Redis, a hung mount) hold requests: past `tokenTimeoutMs` the
+   * call counts as failed, and is left to finish on its own.
+   */
+  private async storeCall<T>(operation: () => T | Promise<T>, bounded = true): Promise<T | undefined> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      return await operation();
+      const call = Promise.resolve().then(operation);
+      if (!bounded) return await call;
+      call.catch(noop);
+      const limit = this.options.tokenTimeoutMs;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`it did not answer within ${limit} ms, \`tokenTimeoutMs\``)), limit);
+      });
+      return await Promise.race([call, timeout]);
     } catch (error) {
       const reason = redactText(error instanceof Error ? error.message : String(error), this.secrets);
       const cause = error instanceof Error ? redactedCopy(error, this.secrets) : undefined;
       this.failed('store', new TokenAuthError('STORE_FAILED', `The token store failed (${reason}); going on with the tokens held in memory.`, { cause }));
       return undefined;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

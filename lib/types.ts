@@ -122,7 +122,9 @@ export interface TokenAuthOptions {
    */
   expiryMarginMs?: number;
   /**
-   * Timeout of each login and token call. A `Retry-After` longer than this is not waited for.
+   * Timeout of each login and token call, and of each store operation but the wait for its lock (past it, the
+   * operation counts as a `STORE_FAILED` and the plugin goes on with the tokens it holds). A `Retry-After` longer
+   * than this is not waited for.
    * @default 15_000
    */
   tokenTimeoutMs?: number;
