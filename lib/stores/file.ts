@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, watch } from 'node:fs';
 import type { FSWatcher, Stats } from 'node:fs';
-import { mkdir, open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
-import { basename, dirname, resolve } from 'node:path';
+import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
-import { acquire, Announcer, checkLeaseOptions, keepAlive, pairFromJson, pairToJson, Wakeup } from './lease.js';
+import { acquire, Announcer, checkStoreOptions, describe, keepAlive, pairFromJson, pairToJson, Wakeup } from './lease.js';
 import type { Attempt } from './lease.js';
 
 /** Options of {@link FileTokenStore}. */
@@ -17,7 +17,9 @@ export interface FileTokenStoreOptions {
   lockTtlMs?: number;
   /**
    * How long a process waits for the lock before it gives up and renews without it (reported as `STORE_FAILED`).
-   * @default 30_000
+   * Longer than the longest renewal (token calls with their retries and `Retry-After` waits), so that a holder that
+   * is merely slow is waited for; a holder that died is the lease's business.
+   * @default 120_000
    */
   lockTimeoutMs?: number;
   /**
@@ -33,18 +35,23 @@ export interface FileTokenStoreOptions {
   watch?: boolean;
 }
 
-const FILE_DEFAULTS = { lockTtlMs: 10_000, lockTimeoutMs: 30_000, pollMs: 25, watch: true };
+const FILE_DEFAULTS = { lockTtlMs: 10_000, lockTimeoutMs: 120_000, pollMs: 25, watch: true };
 
 /**
  * Keeps the pair in one JSON file (mode 0600) that the processes of a host share: cluster workers, cron jobs, CLI
  * runs. One process renews at a time under a lock file next to it, and the others take its pair without calling the
  * service; a process that starts while a valid pair is on disk makes no login. Node only.
  *
+ * Beside `tokens.json` live `tokens.json.lock` (while a process holds the lock) and `tokens.json.fence` (the number of
+ * the last lock granted). The fence refuses the writes of a holder whose lease lapsed (a paused process); as a file
+ * system has no atomic compare-and-rename, that holds for a pause before the write starts, not within it.
+ *
  * @example
  * import { FileTokenStore } from 'axios-token-keeper/file-store';
  * attachTokenAuth(api, { credentials, store: new FileTokenStore('/var/lib/my-app/tokens.json') });
  */
 export class FileTokenStore implements TokenStore {
+  /** The token file, as an absolute path. */
   readonly path: string;
   private readonly lockPath: string;
   private readonly fencePath: string;
@@ -57,13 +64,9 @@ export class FileTokenStore implements TokenStore {
     if (typeof path !== 'string' || path === '') {
       throw new TypeError('FileTokenStore: the first argument must be the path of the token file, such as "/var/lib/my-app/tokens.json".');
     }
-    const known = Object.keys(FILE_DEFAULTS);
-    for (const name of Object.keys(options)) {
-      if (!known.includes(name)) throw new TypeError(`FileTokenStore: unknown option \`${name}\`; the options are ${known.map((k) => `\`${k}\``).join(', ')}.`);
-    }
-    checkLeaseOptions('FileTokenStore', options as Record<string, unknown>);
+    checkStoreOptions('FileTokenStore', options, Object.keys(FILE_DEFAULTS));
     if (options.watch !== undefined && typeof options.watch !== 'boolean') {
-      throw new TypeError(`FileTokenStore: \`watch\` must be true or false; got ${String(options.watch)}.`);
+      throw new TypeError(`FileTokenStore: \`watch\` must be true or false; got ${describe(options.watch)}.`);
     }
     this.path = resolve(path);
     this.lockPath = `${this.path}.lock`;
@@ -71,18 +74,22 @@ export class FileTokenStore implements TokenStore {
     this.options = { ...FILE_DEFAULTS, ...options };
   }
 
+  /** The stored pair, or null; rejects, naming the file, when the file is not a token file of this package. */
   async get(): Promise<TokenPair | null> {
     return (await this.readRecord())?.pair ?? null;
   }
 
+  /** Writes the pair; false, without writing, when `fence` is older than the last lock granted. */
   async set(pair: TokenPair, fence?: number): Promise<boolean> {
     return this.write(pair, fence);
   }
 
+  /** Drops the pair (the file stays, with its fence); false, without writing, as for `set`. */
   async clear(fence?: number): Promise<boolean> {
     return this.write(null, fence);
   }
 
+  /** Waits for the lock file, at most `lockTimeoutMs`, and holds it, extending its lease, until `release()`. */
   async lock(): Promise<TokenStoreLock> {
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     const owner = randomUUID();
@@ -90,6 +97,7 @@ export class FileTokenStore implements TokenStore {
       ...this.options,
       wakeup: this.wakeup,
       what: `The lock file ${this.lockPath}`,
+      abandon: () => this.unlock(owner),
     });
     let lease: { stop(): void } | undefined;
     try {
@@ -98,6 +106,9 @@ export class FileTokenStore implements TokenStore {
       // touches the pair: from now on, a holder whose lease lapsed has an older fence and its writes are refused.
       const fence = (await this.latestFence()) + 1;
       await this.replace(this.fencePath, String(fence), false);
+      // Paused past the lease while claiming, another may have claimed the same number: then the lock is not ours.
+      if (!(await this.owns(owner))) throw new Error(`The lock file ${this.lockPath} passed to another process while this one claimed its fence.`);
+      await this.sweep();
       return {
         fence,
         release: async () => {
@@ -131,7 +142,8 @@ export class FileTokenStore implements TokenStore {
       }
       return { granted: true };
     } catch (error) {
-      if (!hasErrorCode(error, 'EEXIST')) throw error;
+      // Windows answers EPERM for a lock file that is being deleted while another process still has it open.
+      if (!hasErrorCode(error, 'EEXIST') && !hasErrorCode(error, 'EPERM')) throw error;
     }
     const held = await stat(this.lockPath).catch(ignoreMissing);
     if (!held) return { retryInMs: 0 };
@@ -198,19 +210,22 @@ export class FileTokenStore implements TokenStore {
     // Reads the record first in any case: a file that is not ours is reported, never overwritten.
     const current = await this.readRecord();
     // A holder whose lease lapsed, after a later lock was granted: the later holder's pair stays.
-    if (fence !== undefined && fence < (await this.latestFence())) return false;
+    const fenced = async (): Promise<boolean> => fence !== undefined && fence < (await this.latestFence());
+    if (await fenced()) return false;
     const text = pairToJson(fence ?? current?.fence ?? 0, pair);
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    await this.replace(this.path, text, true);
-    this.announcer.announce(text, pair);
-    return true;
+    // Looked at again just before the rename, after the slow part (the sync), to keep the window small.
+    const written = await this.replace(this.path, text, true, fenced);
+    if (written) this.announcer.announce(text, pair);
+    return written;
   }
 
   /**
    * Writes through a temporary file and a rename, so that a reader sees the old content or the new, never half.
-   * `durable` syncs it first: the pair must survive a crash, a fence can be granted again.
+   * `durable` syncs it first: the pair must survive a crash, a fence can be granted again. Nothing is written when
+   * `refuse` says so at the last moment.
    */
-  private async replace(path: string, text: string, durable: boolean): Promise<void> {
+  private async replace(path: string, text: string, durable: boolean, refuse?: () => Promise<boolean>): Promise<boolean> {
     const temporary = `${path}.${randomUUID()}.tmp`;
     try {
       const handle = await open(temporary, 'wx', 0o600);
@@ -220,10 +235,26 @@ export class FileTokenStore implements TokenStore {
       } finally {
         await handle.close();
       }
+      if (await refuse?.()) {
+        await unlink(temporary);
+        return false;
+      }
       await rename(temporary, path);
+      return true;
     } catch (error) {
       await unlink(temporary).catch(ignoreMissing);
       throw error;
+    }
+  }
+
+  /** Removes the temporary files of writers killed between write and rename: they hold tokens. */
+  private async sweep(): Promise<void> {
+    const prefix = `${basename(this.path)}.`;
+    const names = await readdir(dirname(this.path)).catch(() => []);
+    for (const name of names.filter((entry) => entry.startsWith(prefix) && entry.endsWith('.tmp'))) {
+      const file = join(dirname(this.path), name);
+      const info = await stat(file).catch(() => undefined);
+      if (info && Date.now() - info.mtimeMs > this.options.lockTtlMs) await unlink(file).catch(() => undefined);
     }
   }
 

@@ -53,23 +53,42 @@ export class Wakeup {
 }
 
 /**
- * Tries `attempt` until it grants the lock or `lockTimeoutMs` has passed. Between tries it sleeps for the poll interval
- * (with jitter, so that processes do not try in step), less when the lease ends sooner, and wakes early on `wakeup`.
+ * Tries `attempt` until it grants the lock or `lockTimeoutMs` has passed, however long one try takes (a server that
+ * stopped answering). Between tries it sleeps for the poll interval (with jitter, so that processes do not try in
+ * step), less when the lease ends sooner, and wakes early on `wakeup`. A lock granted to a try given up on is
+ * handed to `abandon`, to be released.
  */
 export async function acquire<T>(
   attempt: () => Promise<Attempt<T>>,
-  timing: { lockTimeoutMs: number; pollMs: number; wakeup: Wakeup; what: string },
+  timing: { lockTimeoutMs: number; pollMs: number; wakeup: Wakeup; what: string; abandon: (granted: T) => unknown },
 ): Promise<T> {
   const deadline = Date.now() + timing.lockTimeoutMs;
+  const timedOut = (): Error => new Error(`${timing.what} was still held by another process after ${timing.lockTimeoutMs} ms (\`lockTimeoutMs\`).`);
   for (;;) {
-    const tried = await attempt();
+    const trying = attempt();
+    const tried = await within(trying, deadline - Date.now());
+    if (tried === undefined) {
+      trying.then((late) => 'granted' in late && timing.abandon(late.granted)).catch(() => undefined);
+      throw timedOut();
+    }
     if ('granted' in tried) return tried.granted;
     const left = deadline - Date.now();
-    if (left <= 0) {
-      throw new Error(`${timing.what} was still held by another process after ${timing.lockTimeoutMs} ms (\`lockTimeoutMs\`).`);
-    }
+    if (left <= 0) throw timedOut();
     const poll = timing.pollMs * (0.5 + Math.random() / 2);
     await timing.wakeup.sleep(Math.max(1, Math.min(poll, tried.retryInMs, left)));
+  }
+}
+
+/** `promise`'s value, or undefined once `ms` have passed. */
+export async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -104,21 +123,33 @@ export function keepAlive(extend: () => Promise<boolean>, leaseMs: number): { st
   };
 }
 
-/** Checks the timing options of a shared store, naming the option that is wrong. */
-export function checkLeaseOptions(store: string, options: Record<string, unknown>): void {
-  for (const name of ['lockTtlMs', 'lockTimeoutMs', 'pollMs']) {
-    const value = options[name];
+/**
+ * Checks the options of a shared store, naming the option that is wrong: no option it does not know, and positive
+ * milliseconds for the timing options among `known`.
+ */
+export function checkStoreOptions(store: string, options: unknown, known: readonly string[]): Record<string, unknown> {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${store}: the options must be an object, such as { lockTtlMs: 10_000 }; got ${describe(options)}.`);
+  }
+  for (const name of Object.keys(options)) {
+    if (!known.includes(name)) throw new TypeError(`${store}: unknown option \`${name}\`; the options are ${known.map((k) => `\`${k}\``).join(', ')}.`);
+  }
+  const given = options as Record<string, unknown>;
+  for (const name of ['lockTtlMs', 'lockTimeoutMs', 'pollMs', 'keyTtlMs']) {
+    const value = given[name];
     if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)) {
       throw new TypeError(`${store}: \`${name}\` must be a positive number of milliseconds; got ${describe(value)}.`);
     }
   }
-  const ttl = options['lockTtlMs'];
+  const ttl = given['lockTtlMs'];
   if (typeof ttl === 'number' && ttl < 1_000) {
     throw new TypeError(`${store}: \`lockTtlMs\` must be at least 1000, so that a live holder can extend its lease in time; got ${ttl}.`);
   }
+  return given;
 }
 
-function describe(value: unknown): string {
+/** A value as an error message shows it: a string in quotes, so that "false" and false differ. */
+export function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
-import { acquire, Announcer, checkLeaseOptions, keepAlive, pairFromJson, pairToJson, Wakeup } from './lease.js';
+import { acquire, Announcer, checkStoreOptions, describe, keepAlive, pairFromJson, pairToJson, Wakeup, within } from './lease.js';
 import type { Attempt } from './lease.js';
 
 /** The commands the store sends; an ioredis `Redis` or `Cluster` has them. */
@@ -39,7 +39,9 @@ export interface RedisTokenStoreOptions {
   lockTtlMs?: number;
   /**
    * How long a process waits for the lock before it gives up and renews without it (reported as `STORE_FAILED`).
-   * @default 30_000
+   * Longer than the longest renewal (token calls with their retries and `Retry-After` waits), so that a holder that
+   * is merely slow is waited for; a holder that died is the lease's business.
+   * @default 120_000
    */
   lockTimeoutMs?: number;
   /**
@@ -48,22 +50,41 @@ export interface RedisTokenStoreOptions {
    */
   pollMs?: number;
   /**
-   * The pair's key expires this long after its last write, so the pair of an account nobody uses any more goes.
+   * The pair's key (and the fence's) expires this long after its last write, so the pair of an account nobody uses
+   * any more goes. Longer than `lockTtlMs`.
    * @default 86_400_000 (one day)
    */
   keyTtlMs?: number;
 }
 
-const REDIS_DEFAULTS = { lockTtlMs: 10_000, lockTimeoutMs: 30_000, pollMs: 50, keyTtlMs: 86_400_000 };
+const REDIS_DEFAULTS = { lockTtlMs: 10_000, lockTimeoutMs: 120_000, pollMs: 50, keyTtlMs: 86_400_000 };
 
-/** Takes the lock and a fence that grows with every grant; or tells how long the current lease has left. */
-const LOCK = `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local fence = redis.call('INCR', KEYS[2])
-  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+/**
+ * The fence of the last grant, or of the stored record if greater (the fence key expired, or was deleted): Lua
+ * shared by LOCK and WRITE, for KEYS[1] the pair and KEYS[2] the fence.
+ */
+const LATEST_FENCE = `
+local function latest_fence()
+  local latest = tonumber(redis.call('GET', KEYS[2]) or '0')
+  local current = redis.call('GET', KEYS[1])
+  if current then
+    local ok, record = pcall(cjson.decode, current)
+    if ok and type(record) == 'table' and type(record.fence) == 'number' and record.fence > latest then latest = record.fence end
+  end
+  return latest
+end`;
+
+/**
+ * Takes the lock (KEYS[3]) with a fence greater than any granted or written before; or tells how long the current
+ * lease has left.
+ */
+const LOCK = `${LATEST_FENCE}
+if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local fence = latest_fence() + 1
+  redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
   return {1, fence}
 end
-return {0, redis.call('PTTL', KEYS[1])}`;
+return {0, redis.call('PTTL', KEYS[3])}`;
 
 /** Extends the lease, if the lock is still this holder's. */
 const EXTEND = `
@@ -83,14 +104,15 @@ return 0`;
  * Writes (or, with an empty record, deletes) the pair unless a later lock was granted than the writer's fence.
  * A value there that is not a record of ours is left alone (-1): a wrong prefix must lose nothing.
  */
-const WRITE = `
+const WRITE = `${LATEST_FENCE}
 local current = redis.call('GET', KEYS[1])
 if current then
   local ok, record = pcall(cjson.decode, current)
   if not ok or type(record) ~= 'table' or record.version ~= 1 then return -1 end
 end
-if ARGV[2] ~= '' and tonumber(ARGV[2]) < tonumber(redis.call('GET', KEYS[2]) or '0') then return 0 end
+if ARGV[2] ~= '' and tonumber(ARGV[2]) < latest_fence() then return 0 end
 if ARGV[1] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3]) end
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
 redis.call('PUBLISH', ARGV[4], 'changed')
 return 1`;
 
@@ -114,6 +136,7 @@ export class RedisTokenStore implements TokenStore {
   private readonly announcer = new Announcer();
   private readonly wakeup = new Wakeup();
   private listening: Promise<unknown> | undefined;
+  private closed = false;
 
   constructor(
     private readonly client: RedisClientLike,
@@ -122,16 +145,13 @@ export class RedisTokenStore implements TokenStore {
     if (typeof client?.eval !== 'function' || typeof client.get !== 'function') {
       throw new TypeError('RedisTokenStore: the first argument must be an ioredis client, such as `new Redis(url)`.');
     }
-    const known = [...Object.keys(REDIS_DEFAULTS), 'prefix', 'subscriber'];
-    for (const name of Object.keys(options ?? {})) {
-      if (!known.includes(name)) throw new TypeError(`RedisTokenStore: unknown option \`${name}\`; the options are ${known.map((k) => `\`${k}\``).join(', ')}.`);
-    }
+    // No options at all is a missing prefix, which the next check names.
+    checkStoreOptions('RedisTokenStore', options ?? {}, [...Object.keys(REDIS_DEFAULTS), 'prefix', 'subscriber']);
     if (typeof options?.prefix !== 'string' || options.prefix === '') {
-      throw new TypeError('RedisTokenStore: `prefix` is required: one string per account, such as "tokens:orders-service".');
+      throw new TypeError(`RedisTokenStore: \`prefix\` is required: one string per account, such as "tokens:orders-service"; got ${describe(options?.prefix)}.`);
     }
-    checkLeaseOptions('RedisTokenStore', { ...options });
-    if (options.keyTtlMs !== undefined && !(typeof options.keyTtlMs === 'number' && options.keyTtlMs > 0 && Number.isFinite(options.keyTtlMs))) {
-      throw new TypeError(`RedisTokenStore: \`keyTtlMs\` must be a positive number of milliseconds; got ${String(options.keyTtlMs)}.`);
+    if ((options.keyTtlMs ?? REDIS_DEFAULTS.keyTtlMs) <= (options.lockTtlMs ?? REDIS_DEFAULTS.lockTtlMs)) {
+      throw new TypeError('RedisTokenStore: `keyTtlMs` must be longer than `lockTtlMs`, or the fence could expire while a lock is held.');
     }
     if (options.subscriber !== undefined && typeof options.subscriber?.subscribe !== 'function') {
       throw new TypeError('RedisTokenStore: `subscriber` must be a second ioredis connection, such as `redis.duplicate()`.');
@@ -146,33 +166,41 @@ export class RedisTokenStore implements TokenStore {
     this.channel = `${tag}:changed`;
   }
 
+  /** The stored pair, or null; rejects, naming the key, when the value there is not a record of this package. */
   async get(): Promise<TokenPair | null> {
-    const text = await this.client.get(this.keys.pair);
+    const text = await this.command(this.client.get(this.keys.pair));
     return text === null ? null : pairFromJson(text, this.where()).pair;
   }
 
+  /** Writes the pair; false, without writing, when `fence` is older than the last lock granted. */
   async set(pair: TokenPair, fence?: number): Promise<boolean> {
     return this.write(pairToJson(fence ?? 0, pair), pair, fence);
   }
 
+  /** Deletes the pair's key; false, without deleting, as for `set`. */
   async clear(fence?: number): Promise<boolean> {
     return this.write('', null, fence);
   }
 
+  /** Waits for the lock, at most `lockTimeoutMs`, and holds it, extending its lease, until `release()`. */
   async lock(): Promise<TokenStoreLock> {
-    await this.listen();
+    // Listening before the first try, so that the release is not missed; but never waiting on pub/sub for long.
+    await within(this.listen(), Math.min(this.options.pollMs, this.options.lockTimeoutMs));
     const owner = randomUUID();
+    const release = () => this.command(this.client.eval(RELEASE, 1, this.keys.lock, owner, this.channel));
     const fence = await acquire(() => this.tryLock(owner), {
       ...this.options,
       wakeup: this.wakeup,
       what: `The Redis lock ${this.keys.lock}`,
+      abandon: release,
     });
-    const lease = keepAlive(async () => (await this.client.eval(EXTEND, 1, this.keys.lock, owner, this.options.lockTtlMs)) === 1, this.options.lockTtlMs);
+    const extend = async () => (await this.command(this.client.eval(EXTEND, 1, this.keys.lock, owner, this.options.lockTtlMs))) === 1;
+    const lease = keepAlive(extend, this.options.lockTtlMs);
     return {
       fence,
       release: async () => {
         lease.stop();
-        await this.client.eval(RELEASE, 1, this.keys.lock, owner, this.channel);
+        await release();
       },
     };
   }
@@ -183,8 +211,9 @@ export class RedisTokenStore implements TokenStore {
     return remove;
   }
 
-  /** Stops listening on the subscriber connection (which stays open: it is yours). */
+  /** Stops listening on the subscriber connection, for good (the connection stays open: it is yours). */
   async close(): Promise<void> {
+    this.closed = true;
     if (!this.subscriber || !this.listening) return;
     this.listening = undefined;
     this.subscriber.off('message', this.onMessage);
@@ -192,14 +221,15 @@ export class RedisTokenStore implements TokenStore {
   }
 
   private async tryLock(owner: string): Promise<Attempt<number>> {
-    const [granted, value] = (await this.client.eval(LOCK, 2, this.keys.lock, this.keys.fence, owner, this.options.lockTtlMs, this.options.keyTtlMs)) as [number, number];
+    const keys = [this.keys.pair, this.keys.fence, this.keys.lock];
+    const [granted, value] = (await this.command(this.client.eval(LOCK, 3, ...keys, owner, this.options.lockTtlMs, this.options.keyTtlMs))) as [number, number];
     // PTTL is negative when the key went meanwhile: try again at once.
     return granted === 1 ? { granted: value } : { retryInMs: Math.max(0, value) };
   }
 
   private async write(record: string, pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     const args = [record, fence ?? '', this.options.keyTtlMs, this.channel];
-    const outcome = await this.client.eval(WRITE, 2, this.keys.pair, this.keys.fence, ...args);
+    const outcome = await this.command(this.client.eval(WRITE, 2, this.keys.pair, this.keys.fence, ...args));
     if (outcome === -1) throw new Error(`${this.where()} holds something that is not a token record of this package; give the store another prefix or delete the key.`);
     if (outcome !== 1) return false;
     this.announcer.announce(record, pair);
@@ -209,7 +239,7 @@ export class RedisTokenStore implements TokenStore {
   /** Subscribes once; until it is confirmed, or without a subscriber, waiters poll. */
   private listen(): Promise<unknown> {
     const subscriber = this.subscriber;
-    if (!subscriber) return Promise.resolve();
+    if (!subscriber || this.closed) return Promise.resolve();
     if (!this.listening) {
       subscriber.on('message', this.onMessage);
       this.listening = subscriber.subscribe(this.channel).catch(() => {
@@ -227,9 +257,21 @@ export class RedisTokenStore implements TokenStore {
     if (message === 'changed') void this.pickUp();
   };
 
+  /**
+   * A command's answer, or its error without what ioredis attaches to it: `command.args` holds the record written,
+   * tokens included.
+   */
+  private async command<T>(reply: Promise<T>): Promise<T> {
+    try {
+      return await reply;
+    } catch (error) {
+      throw new Error(`Redis: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
   private async pickUp(): Promise<void> {
     try {
-      const text = (await this.client.get(this.keys.pair)) ?? '';
+      const text = (await this.command(this.client.get(this.keys.pair))) ?? '';
       this.announcer.announce(text, text === '' ? null : pairFromJson(text, this.where()).pair);
     } catch {
       // A record that is not ours is reported by get(), where the plugin can say so; a message cannot.
