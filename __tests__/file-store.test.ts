@@ -356,7 +356,33 @@ describe('FileTokenStore: subscribe', () => {
   });
 });
 
+describe('FileTokenStore: what a killed writer leaves', () => {
+  it('removes, when the lock is taken, temporary files older than a lease, which hold tokens; a fresh one stays', async () => {
+    await store().set(PAIR_A);
+    const leftover = `${file}.killed-writer.tmp`;
+    const inFlight = `${file}.live-writer.tmp`;
+    await writeFile(leftover, JSON.stringify({ version: 1, fence: 1, pair: STALE }));
+    await age(leftover, 5_000);
+    await writeFile(inFlight, '{');
+
+    const lock = await store({ lockTtlMs: 1_000 }).lock();
+    await lock.release();
+
+    expect(await exists(leftover)).toBe(false);
+    expect(await exists(inFlight)).toBe(true);
+    expect(await store().get()).toEqual(PAIR_A);
+  });
+});
+
 describe('FileTokenStore: options', () => {
+  it('says what it got for a `watch` that is not a boolean, a string in quotes', () => {
+    expect(() => new FileTokenStore(file, { watch: 'false' as unknown as boolean })).toThrow('`watch` must be true or false; got "false".');
+  });
+
+  it('refuses null options with a TypeError that says what options are', () => {
+    expect(() => new FileTokenStore(file, null as unknown as FileTokenStoreOptions)).toThrow(/the options must be an object/);
+  });
+
   it.each<[string, unknown]>([
     ['lockTtl', { lockTtl: 1_000 }],
     ['lockTtlMs', { lockTtlMs: 999 }],

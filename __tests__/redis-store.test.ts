@@ -1,11 +1,14 @@
 // The RedisTokenStore against a real redis-server (never a mock). Two stores on two clients with one prefix stand in
 // for two processes; the test's own client looks at the keys. Then the plugin on top of it, against the emulator.
+import { inspect } from 'node:util';
+import axios from 'axios';
 import Redis from 'ioredis';
+import { attachTokenAuth } from '../lib/index.js';
 import type { TokenPair, TokenStoreLock } from '../lib/index.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisTokenStoreOptions } from '../lib/stores/redis.js';
-import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
-import { until } from './helpers/flow.js';
+import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
+import { burst, fulfilled, until } from './helpers/flow.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 import { startRedisServer } from './helpers/redis-server.js';
 import type { RedisServer } from './helpers/redis-server.js';
@@ -140,7 +143,7 @@ describe('RedisTokenStore: keys and values', () => {
   });
 
   it('lets the pair go once keyTtlMs has passed since the last write', async () => {
-    const tokens = store({ keyTtlMs: 200 });
+    const tokens = store({ keyTtlMs: 1_100, lockTtlMs: 1_000 });
     await tokens.set(PAIR_A);
     expect(await tokens.get()).toEqual(PAIR_A);
 
@@ -389,6 +392,84 @@ describe('RedisTokenStore: pub/sub', () => {
 
     expect(heardByWitness).toEqual([PAIR_A]);
     expect(heardByClosing).toEqual([]);
+
+    // A lock taken after close() does not listen again.
+    const lock = await closing.lock();
+    await lock.release();
+    expect(await subscriptions()).toBe(1);
+  });
+});
+
+describe('RedisTokenStore: fences outlive their key', () => {
+  it('grants a fence above the stored record when the fence key is gone, so a stale holder stays refused', async () => {
+    const a = store();
+    const b = store();
+    const lockA = await a.lock();
+    await lockA.release();
+    const lockB = await b.lock();
+    expect(await b.set(PAIR_B, lockB.fence)).toBe(true);
+    await lockB.release();
+    await redis.del(key('fence'));
+
+    const lockC = await locked(a);
+
+    expect(lockC.fence).toBeGreaterThan(lockB.fence!);
+    expect(await a.set(STALE, lockA.fence)).toBe(false);
+    expect(await a.get()).toEqual(PAIR_B);
+  });
+
+  it('refuses a `keyTtlMs` no longer than `lockTtlMs`, which would let the fence expire under a held lock', () => {
+    expect(() => new RedisTokenStore(connection(), { prefix, keyTtlMs: 5_000, lockTtlMs: 5_000 })).toThrow(/`keyTtlMs` must be longer than `lockTtlMs`/);
+  });
+});
+
+describe('RedisTokenStore: when Redis fails', () => {
+  it('keeps a paused Redis from holding requests: past the lock timeout and `tokenTimeoutMs` they go on, with STORE_FAILED', async () => {
+    const service = await emulator();
+    const api = axios.create({ baseURL: service.url });
+    const auth = attachTokenAuth(api, {
+      credentials: { username: E2E_USER, password: E2E_PASSWORD },
+      store: store({ lockTimeoutMs: 500, lockTtlMs: 1_000 }),
+      tokenTimeoutMs: 500,
+    });
+    undo.push(() => auth.eject());
+    const failures: string[] = [];
+    auth.on('failure', (event) => failures.push(`${event.operation}: ${event.error.message}`));
+
+    server.pause();
+    try {
+      const results = await burst(5, () => api.get('/orders'));
+      expect(fulfilled(results)).toBe(5);
+    } finally {
+      server.resume();
+    }
+    expect(service.counters.logins).toBe(1);
+    expect(failures).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^store: .*`lockTimeoutMs`/), expect.stringMatching(/^store: .*`tokenTimeoutMs`/)]),
+    );
+  });
+
+  it('reports a Redis error without the command ioredis attaches to it, which carries the tokens written', async () => {
+    const service = await emulator();
+    const api = axios.create({ baseURL: service.url });
+    const auth = attachTokenAuth(api, { credentials: { username: E2E_USER, password: E2E_PASSWORD }, store: store() });
+    undo.push(() => auth.eject());
+    const failures: unknown[] = [];
+    auth.on('failure', (event) => failures.push(event));
+    // A full Redis refuses every write: the error ioredis builds names the command and its arguments.
+    await redis.config('SET', 'maxmemory', '1');
+    try {
+      expect((await api.get('/orders')).status).toBe(200);
+    } finally {
+      await redis.config('SET', 'maxmemory', '0');
+    }
+
+    const tokens = await auth.getTokens();
+    const reported = inspect(failures, { depth: Infinity, showHidden: true });
+    expect(failures.length).toBeGreaterThan(0);
+    expect(reported).toMatch(/OOM/);
+    expect(reported).not.toContain(tokens!.access);
+    expect(reported).not.toContain(tokens!.refresh);
   });
 });
 

@@ -7,6 +7,9 @@ import type { AddressInfo } from 'node:net';
 export interface RedisServer {
   readonly port: number;
   readonly url: string;
+  /** Stops the server answering (SIGSTOP), as a paused VM or a partition without resets would; `resume` undoes it. */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -36,7 +39,16 @@ export async function startRedisServer(): Promise<RedisServer> {
     });
     try {
       await ready(child);
-      return { port, url: `redis://127.0.0.1:${port}`, stop: () => stop(child) };
+      return {
+        port,
+        url: `redis://127.0.0.1:${port}`,
+        pause: () => void child.kill('SIGSTOP'),
+        resume: () => void child.kill('SIGCONT'),
+        stop: () => {
+          child.kill('SIGCONT');
+          return stop(child);
+        },
+      };
     } catch (error) {
       await stop(child);
       if (attempt === 3) throw error;
