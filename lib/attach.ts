@@ -66,7 +66,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
 
   const authorize = async (config: InternalAxiosRequestConfig): Promise<InternalAxiosRequestConfig> => {
     if (config.skipAuth || !origins.allows(config)) return config;
-    const held = keeper.freshest(await keeper.grant(config).catch(redacted));
+    const held = keeper.usable(config) ?? keeper.freshest(await keeper.grant(config).catch(redacted));
     resolved.applyToken(config, held.pair.access);
     const marked = config as Marked;
     marked[carried] = keeper.ticket(held, isReplay(marked));

@@ -86,6 +86,16 @@ export class TokenKeeper {
     return abortable(this.renew(held ? 'expired' : 'no-token'), config);
   }
 
+  /**
+   * The pair a request may carry right away, without waiting for anything: the hot path. Undefined sends the request
+   * through `grant`, which also rejects a request already canceled.
+   */
+  usable(config: InternalAxiosRequestConfig): Held | undefined {
+    const held = this.held;
+    if (!held || this.inflight || !this.loaded || config.signal?.aborted || config.cancelToken?.reason) return undefined;
+    return this.expired(held.pair) ? undefined : held;
+  }
+
   /** `granted`, or a newer valid pair a renewal finished meanwhile (in the microtasks since `granted` was given). */
   freshest(granted: Held): Held {
     const held = this.held;
