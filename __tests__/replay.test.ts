@@ -1,7 +1,7 @@
 import axios, { AxiosHeaders } from 'axios';
 import type { AxiosError } from 'axios';
 import { isTokenAuthError } from '../lib/index.js';
-import { burst, fulfilled, manualClock, rig, useNock } from './helpers/setup.js';
+import { burst, fulfilled, manualClock, rig, until, useNock } from './helpers/setup.js';
 
 useNock();
 
@@ -13,7 +13,28 @@ async function primedAndExpired(options = {}) {
   return setup;
 }
 
-describe('each request is replayed at most once', () => {
+describe('each request is replayed at most once per renewal', () => {
+  it('sends a replay refused because the tokens expired again meanwhile once more, with the newer pair and no token call of its own', async () => {
+    const { service, api, auth } = await primedAndExpired();
+    service.dataDelayMs = (path) => (path === '/slow' ? 150 : 0);
+    const slow = () => service.received.filter((entry) => entry.path === '/slow');
+
+    const pending = api.get('/slow');
+    // Its replay is on the way with the pair of the first renewal: the tokens expire again, and another request
+    // renews them.
+    await until(() => slow().length === 2, 5_000);
+    service.expireAccessTokens();
+    await api.get('/fast');
+    const response = await pending;
+
+    expect(response.status).toBe(200);
+    expect(service.count('token')).toBe(2);
+    expect(slow()).toHaveLength(3);
+    expect(new Set(slow().map((entry) => entry.authorization)).size).toBe(3);
+    expect(auth.stats().replays).toBe(3);
+  });
+
+
   it('hands the 401 of a replay to the caller as the axios error', async () => {
     const { service, api, auth } = await primedAndExpired();
     service.alwaysUnauthorized.add('/forbidden');

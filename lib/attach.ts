@@ -96,11 +96,10 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     const answeredBy = answeredFrom(error.request);
     if (ejected || !resolved.isTokenRejected(error) || (answeredBy !== undefined && !origins.allowsURL(answeredBy))) throw keeper.redact(error);
     const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
-    if (ticket.replay) {
-      keeper.noteReplayRefused(ticket, endpoint);
-      throw keeper.redact(error);
-    }
-    const held = await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
+    // A replay refused for a pair that a later renewal has replaced (tokens that expired again meanwhile) goes once
+    // more with the newer one; refused with the current pair, it goes to the caller.
+    const held = ticket.replay ? await keeper.afterReplayRejection(ticket, config) : await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
+    if (held === null && ticket.replay) keeper.noteReplayRefused(ticket, endpoint);
     // A stream was consumed by the first send; after eject() the request would go out without a token.
     if (held === null || ejected || isStream(config.data)) throw keeper.redact(error);
     keeper.noteReplay();

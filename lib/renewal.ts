@@ -122,6 +122,16 @@ export class TokenKeeper {
     return abortable(this.renew('rejected'), config);
   }
 
+  /**
+   * The pair to send a refused replay with once more: one that a renewal under way or finished since the replay left
+   * brought. Never renews, so replays cannot loop: each one more needs a renewal that other requests caused.
+   */
+  async afterReplayRejection(ticket: Ticket, config: InternalAxiosRequestConfig): Promise<Held | null> {
+    if (this.inflight) await abortable(this.inflight, config).catch(noop);
+    const held = this.held;
+    return held && held.generation > ticket.generation && !this.expired(held.pair) ? held : null;
+  }
+
   /** A replay to `endpoint` was refused with the current pair too: renewing again for it would not help. */
   noteReplayRefused(ticket: Ticket, endpoint: string): void {
     if (this.held?.generation !== ticket.generation) return;
