@@ -1,0 +1,37 @@
+// The emulator in a process of its own, so that the CPU time the benchmark reads is the client's alone. Started by
+// remote-emulator.ts with its options in BENCH_EMULATOR (JSON); obeys IPC messages.
+import { startEmulator } from '../lib/emulator/index.js';
+import type { EmulatorOptions } from '../lib/emulator/index.js';
+
+/** What the parent may ask; latency of data calls is given as a range, since a function cannot cross IPC. */
+export interface RemoteEmulatorOptions extends Omit<EmulatorOptions, 'latency' | 'log' | 'clock'> {
+  latency?: { login?: number; token?: number; data?: number | { min: number; max: number } };
+}
+
+export type EmulatorRequest = { id: number; type: 'expire' | 'counters' | 'close' };
+
+async function main(): Promise<void> {
+  const { latency, ...options } = JSON.parse(process.env.BENCH_EMULATOR ?? '{}') as RemoteEmulatorOptions;
+  const data = latency?.data;
+  const emulator = await startEmulator({
+    ...options,
+    log: false,
+    latency: {
+      ...(latency?.login !== undefined && { login: latency.login }),
+      ...(latency?.token !== undefined && { token: latency.token }),
+      ...(data !== undefined && { data: typeof data === 'number' ? data : () => data.min + Math.random() * (data.max - data.min) }),
+    },
+  });
+  process.on('message', (request: EmulatorRequest) => {
+    if (request.type === 'expire') emulator.expireAccessTokens();
+    if (request.type === 'close') {
+      void emulator.close().then(() => process.exit(0));
+      return;
+    }
+    process.send?.({ id: request.id, counters: { ...emulator.counters } });
+  });
+  process.on('disconnect', () => process.exit(0));
+  process.send?.({ id: 0, url: emulator.url });
+}
+
+void main();

@@ -1,0 +1,57 @@
+// `npm run bench`: this package side by side with axios-auth-refresh, axios-jwt and bare axios, on the same work
+// against the emulator over loopback. Prints a table per scenario and writes bench/results/bench.json and
+// bench/results/bench.svg. Not part of `npm test`: numbers are reported, never asserted.
+//
+//   npm run bench                 every scenario in full (about 10 minutes on 2 cores)
+//   npm run bench -- --quick      smaller runs of every scenario, in under a minute
+//   npm run bench -- --only 2,3   some scenarios
+import { mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { chart } from './chart.js';
+import { SCENARIOS } from './scenarios.js';
+import type { Cell, ScenarioResult } from './scenarios.js';
+
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
+
+function show(cell: Cell | undefined): string {
+  if (cell === undefined) return '';
+  if (typeof cell !== 'object') return String(cell);
+  if (cell.min === cell.max) return String(cell.median);
+  return `${cell.median} [${cell.min}–${cell.max}]`;
+}
+
+export function table(result: ScenarioResult): string {
+  const header = ['contender', ...result.columns];
+  const rows = result.rows.map((row) => [row.contender, ...result.columns.map((column) => show(row.cells[column]))]);
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const mode = { quick: values.quick };
+  const only = values.only?.split(',').map(Number);
+  const machine = `${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}, ${process.platform}`;
+  console.log(`npm run bench${mode.quick ? ' --quick' : ''}: ${machine}\nMedians over runs, [smallest–largest] where the runs differ.\n`);
+  const results: ScenarioResult[] = [];
+  for (const scenario of SCENARIOS) {
+    const id = SCENARIOS.indexOf(scenario) + 1;
+    if (only && !only.includes(id)) continue;
+    const started = Date.now();
+    const result = await scenario(mode);
+    results.push(result);
+    console.log(`${result.id}. ${result.title}\n   goal: ${result.goal}\n\n${table(result)}\n${result.notes.map((note) => `   ${note}\n`).join('')}   (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+  }
+  const directory = join(__dirname, 'results');
+  await mkdir(directory, { recursive: true });
+  const suffix = mode.quick ? '-quick' : '';
+  await writeFile(join(directory, `bench${suffix}.json`), `${JSON.stringify({ machine, date: new Date().toISOString(), quick: mode.quick, results }, null, 2)}\n`);
+  if (!only) await writeFile(join(directory, `bench${suffix}.svg`), chart(results, machine));
+}
+
+main().catch((error: unknown) => {
+  console.error(`The benchmark stopped: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});
