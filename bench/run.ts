@@ -5,32 +5,29 @@
 //   npm run bench                 every scenario in full (about 10 minutes on 2 cores)
 //   npm run bench -- --quick      smaller runs of every scenario, in under a minute
 //   npm run bench -- --only 2,3   some scenarios
-import { mkdir, writeFile } from 'node:fs/promises';
+//   npm run bench -- --report     the tables and chart again from bench/results/bench.json
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chart } from './chart.js';
+import { table } from './report.js';
 import { SCENARIOS } from './scenarios.js';
-import type { Cell, ScenarioResult } from './scenarios.js';
+import type { ScenarioResult } from './scenarios.js';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, report: { type: 'boolean', default: false } } });
 
-function show(cell: Cell | undefined): string {
-  if (cell === undefined) return '';
-  if (typeof cell !== 'object') return String(cell);
-  if (cell.min === cell.max) return String(cell.median);
-  return `${cell.median} [${cell.min}–${cell.max}]`;
-}
-
-export function table(result: ScenarioResult): string {
-  const header = ['contender', ...result.columns];
-  const rows = result.rows.map((row) => [row.contender, ...result.columns.map((column) => show(row.cells[column]))]);
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
-  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+/** `--report`: the tables and the chart again, from the last full run's JSON, without measuring anything. */
+async function report(): Promise<void> {
+  const file = join(__dirname, 'results', 'bench.json');
+  const saved = JSON.parse(await readFile(file, 'utf8')) as { machine: string; date: string; results: ScenarioResult[] };
+  console.log(`From ${file}: ${saved.machine}, ${saved.date}\n`);
+  for (const result of saved.results) console.log(`${result.id}. ${result.title}\n\n${table(result)}\n`);
+  await writeFile(join(__dirname, 'results', 'bench.svg'), chart(saved.results, saved.machine));
 }
 
 async function main(): Promise<void> {
+  if (values.report) return report();
   const mode = { quick: values.quick };
   const only = values.only?.split(',').map(Number);
   const machine = `${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}, ${process.platform}`;

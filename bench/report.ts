@@ -1,0 +1,21 @@
+import type { Cell, ScenarioResult } from './scenarios.js';
+
+/** A number as the tables show it: at most three decimals. */
+const number = (value: number): string => String(Number(value.toFixed(3)));
+
+function show(cell: Cell | undefined): string {
+  if (cell === undefined) return '';
+  if (typeof cell === 'number') return number(cell);
+  if (typeof cell === 'string') return cell;
+  if (cell.min === cell.max) return number(cell.median);
+  return `${number(cell.median)} [${number(cell.min)}–${number(cell.max)}]`;
+}
+
+/** A scenario's results as a Markdown table, one row per contender. */
+export function table(result: ScenarioResult): string {
+  const header = ['contender', ...result.columns];
+  const rows = result.rows.map((row) => [row.contender, ...result.columns.map((column) => show(row.cells[column]))]);
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
