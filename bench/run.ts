@@ -3,7 +3,7 @@
 // bench/results/bench.svg. Not part of `npm test`: numbers are reported, never asserted.
 //
 //   npm run bench                 every scenario in full (about 10 minutes on 2 cores)
-//   npm run bench -- --quick      smaller runs of every scenario, in under a minute
+//   npm run bench -- --quick      smaller runs of every scenario, in under a minute (55 s on 2 cores)
 //   npm run bench -- --only 2,3   some scenarios
 //   npm run bench -- --report     the tables and chart again from bench/results/bench.json
 import { mkdir, readFile, writeFile } from 'node:fs/promises';

@@ -164,7 +164,8 @@ export async function expiryBurst(mode: Mode): Promise<ScenarioResult> {
 /** A steady stream with slow, random latency, so that 401s for the old token keep arriving after the renewal. */
 export async function late401s(mode: Mode): Promise<ScenarioResult> {
   const runs = mode.quick ? 2 : 3;
-  const requests = 400;
+  // Quick mode: half the stream, over 1 s, with the expiries at the same points of it.
+  const requests = mode.quick ? 200 : 400;
   const rows: ScenarioResult['rows'] = [];
   await withEmulator({ tokenFormat: 'jwt', latency: { data: { min: 0, max: 400 } } }, async (emulator) => {
     for (const contender of renewing) {
@@ -173,7 +174,7 @@ export async function late401s(mode: Mode): Promise<ScenarioResult> {
       const failures: number[] = [];
       for (let run = 0; run < runs; run += 1) {
         const before = await tokenCalls(emulator);
-        const expiries = [100, 250].map((at) => sleep(at * 5).then(() => emulator.expire()));
+        const expiries = [requests / 4, (requests * 5) / 8].map((at) => sleep(at * 5).then(() => emulator.expire()));
         const results = await Promise.all(
           Array.from({ length: requests }, async (_, i) => {
             await sleep(i * 5);
@@ -189,7 +190,7 @@ export async function late401s(mode: Mode): Promise<ScenarioResult> {
   });
   return {
     id: 3,
-    title: `Late 401s: ${requests} requests over 2 s with 0–400 ms of latency each, 2 expiries (${runs} runs)`,
+    title: `Late 401s: ${requests} requests over ${requests / 200} s with 0–400 ms of latency each, 2 expiries (${runs} runs)`,
     goal: '2 token calls, 0 failures',
     columns: ['token calls (2 expiries)', 'failed'],
     rows,
@@ -202,7 +203,7 @@ export async function late401s(mode: Mode): Promise<ScenarioResult> {
 /** Many natural expiries under steady traffic: JWTs that live 2 s, the contenders side by side, each on its own emulator. */
 export async function longRun(mode: Mode): Promise<ScenarioResult> {
   const ttl = 2_000;
-  const expiries = mode.quick ? 5 : 100;
+  const expiries = mode.quick ? 4 : 100;
   const duration = expiries * ttl;
   const results = await Promise.all(
     renewing.map((contender) =>
@@ -255,6 +256,7 @@ export async function memory(mode: Mode): Promise<ScenarioResult> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('The memory scenario needs `node --expose-gc`: run it through `npm run bench`.');
   const queued = mode.quick ? 2_000 : 10_000;
+  const renewalMs = mode.quick ? 1_000 : 4_000;
   const runs = mode.quick ? 2 : 3;
   const rows: ScenarioResult['rows'] = [];
   // axios-jwt is left out: it renews only by `exp`, so a refused token queues nothing (its requests fail, as in 2).
@@ -262,7 +264,7 @@ export async function memory(mode: Mode): Promise<ScenarioResult> {
     const perRequest: number[] = [];
     const release: number[] = [];
     const failures: number[] = [];
-    await withEmulator({ latency: { token: 4_000 } }, async (emulator) => {
+    await withEmulator({ latency: { token: renewalMs } }, async (emulator) => {
       const api = await create(contender, { baseURL: emulator.url });
       for (let run = 0; run < runs; run += 1) {
         const refusedBefore = (await emulator.counters()).unauthorized;
@@ -284,7 +286,7 @@ export async function memory(mode: Mode): Promise<ScenarioResult> {
             },
           ),
         );
-        // Every request has been refused and waits: the token call is under way, for 4 s.
+        // Every request has been refused and waits: the token call is under way, for `renewalMs`.
         while ((await emulator.counters()).unauthorized - refusedBefore < queued) await sleep(20);
         await sleep(100);
         gc();
@@ -305,7 +307,7 @@ export async function memory(mode: Mode): Promise<ScenarioResult> {
   }
   return {
     id: 5,
-    title: `Memory: ${queued.toLocaleString('en')} requests queued while a renewal takes 4 s (${runs} runs)`,
+    title: `Memory: ${queued.toLocaleString('en')} requests queued while a renewal takes ${renewalMs / 1000} s (${runs} runs)`,
     goal: 'small heap per queued request; all released quickly once the renewal answers',
     columns: ['heap bytes / queued request', 'release all, ms', 'failed'],
     rows,
