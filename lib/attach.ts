@@ -98,8 +98,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
     // A replay refused for a pair that a later renewal has replaced (tokens that expired again meanwhile) goes once
     // more with the newer one; refused with the current pair, it goes to the caller.
-    const held = ticket.replay ? await keeper.afterReplayRejection(ticket, config) : await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
-    if (held === null && ticket.replay) keeper.noteReplayRefused(ticket, endpoint);
+    const held = ticket.replay ? await keeper.afterReplayRejection(ticket, endpoint, config) : await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
     // A stream was consumed by the first send; after eject() the request would go out without a token.
     if (held === null || ejected || isStream(config.data)) throw keeper.redact(error);
     keeper.noteReplay();

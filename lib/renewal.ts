@@ -113,9 +113,9 @@ export class TokenKeeper {
    */
   async afterRejection(ticket: Ticket, endpoint: string, config: InternalAxiosRequestConfig): Promise<Held | null> {
     if (this.inflight) await abortable(this.inflight, config);
-    const held = this.held;
     // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
-    if (held && held.generation !== ticket.generation && !this.expired(held.pair)) return held;
+    const newer = this.newerThan(ticket);
+    if (newer) return newer;
     if ((this.uncured.get(endpoint) ?? -Infinity) > this.options.clock()) return null;
     // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
     if (ticket.failures !== this.failures) throw this.lastFailure;
@@ -124,16 +124,23 @@ export class TokenKeeper {
 
   /**
    * The pair to send a refused replay with once more: one that a renewal under way or finished since the replay left
-   * brought. Never renews, so replays cannot loop: each one more needs a renewal that other requests caused.
+   * brought. Never renews, so replays cannot loop: each one more needs a renewal that other requests caused. Null
+   * when the replay was refused with the current pair: then renewing for `endpoint` would not help either.
    */
-  async afterReplayRejection(ticket: Ticket, config: InternalAxiosRequestConfig): Promise<Held | null> {
+  async afterReplayRejection(ticket: Ticket, endpoint: string, config: InternalAxiosRequestConfig): Promise<Held | null> {
     if (this.inflight) await abortable(this.inflight, config).catch(noop);
+    const newer = this.newerThan(ticket);
+    if (!newer) this.markUncured(ticket, endpoint);
+    return newer;
+  }
+
+  /** The current pair, if valid and newer than the one `ticket` carried. */
+  private newerThan(ticket: Ticket): Held | null {
     const held = this.held;
     return held && held.generation > ticket.generation && !this.expired(held.pair) ? held : null;
   }
 
-  /** A replay to `endpoint` was refused with the current pair too: renewing again for it would not help. */
-  noteReplayRefused(ticket: Ticket, endpoint: string): void {
+  private markUncured(ticket: Ticket, endpoint: string): void {
     if (this.held?.generation !== ticket.generation) return;
     const now = this.options.clock();
     for (const [known, until] of this.uncured) if (until <= now || this.uncured.size >= UNCURED_ENDPOINTS) this.uncured.delete(known);

@@ -104,7 +104,7 @@ export class FileTokenStore implements TokenStore {
       lease = keepAlive(() => this.extend(owner), this.options.lockTtlMs);
       // One more than any fence granted or written before, kept in a file of its own so that the claim never
       // touches the pair: from now on, a holder whose lease lapsed has an older fence and its writes are refused.
-      const fence = (await this.latestFence()) + 1;
+      const fence = (await this.latestFence((await this.readRecord())?.fence ?? 0)) + 1;
       await this.replace(this.fencePath, String(fence), false);
       // Paused past the lease while claiming, another may have claimed the same number: then the lock is not ours.
       if (!(await this.owns(owner))) throw new Error(`The lock file ${this.lockPath} passed to another process while this one claimed its fence.`);
@@ -195,10 +195,13 @@ export class FileTokenStore implements TokenStore {
     return (await readFile(this.lockPath, 'utf8').catch(ignoreMissing)) === owner;
   }
 
-  /** The fence of the last grant, or of the last write if the fence file went missing. */
-  private async latestFence(): Promise<number> {
+  /**
+   * The fence of the last grant, or `written` (the fence of the record as last read) if the fence file went missing.
+   * A later holder grants itself a fence before it writes, so the fence file alone tells of it.
+   */
+  private async latestFence(written: number): Promise<number> {
     const granted = Number((await readFile(this.fencePath, 'utf8').catch(ignoreMissing)) ?? 0);
-    return Math.max(Number.isSafeInteger(granted) ? granted : 0, (await this.readRecord())?.fence ?? 0);
+    return Math.max(Number.isSafeInteger(granted) ? granted : 0, written);
   }
 
   private async readRecord(): Promise<{ fence: number; pair: TokenPair | null } | null> {
@@ -210,7 +213,7 @@ export class FileTokenStore implements TokenStore {
     // Reads the record first in any case: a file that is not ours is reported, never overwritten.
     const current = await this.readRecord();
     // A holder whose lease lapsed, after a later lock was granted: the later holder's pair stays.
-    const fenced = async (): Promise<boolean> => fence !== undefined && fence < (await this.latestFence());
+    const fenced = async (): Promise<boolean> => fence !== undefined && fence < (await this.latestFence(current?.fence ?? 0));
     if (await fenced()) return false;
     const text = pairToJson(fence ?? current?.fence ?? 0, pair);
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });

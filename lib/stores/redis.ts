@@ -61,12 +61,11 @@ const REDIS_DEFAULTS = { lockTtlMs: 10_000, lockTimeoutMs: 120_000, pollMs: 50, 
 
 /**
  * The fence of the last grant, or of the stored record if greater (the fence key expired, or was deleted): Lua
- * shared by LOCK and WRITE, for KEYS[1] the pair and KEYS[2] the fence.
+ * shared by LOCK and WRITE, for KEYS[2] the fence and `current` the pair's value as read (or false).
  */
 const LATEST_FENCE = `
-local function latest_fence()
+local function latest_fence(current)
   local latest = tonumber(redis.call('GET', KEYS[2]) or '0')
-  local current = redis.call('GET', KEYS[1])
   if current then
     local ok, record = pcall(cjson.decode, current)
     if ok and type(record) == 'table' and type(record.fence) == 'number' and record.fence > latest then latest = record.fence end
@@ -80,7 +79,7 @@ end`;
  */
 const LOCK = `${LATEST_FENCE}
 if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local fence = latest_fence() + 1
+  local fence = latest_fence(redis.call('GET', KEYS[1])) + 1
   redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
   return {1, fence}
 end
@@ -110,7 +109,7 @@ if current then
   local ok, record = pcall(cjson.decode, current)
   if not ok or type(record) ~= 'table' or record.version ~= 1 then return -1 end
 end
-if ARGV[2] ~= '' and tonumber(ARGV[2]) < latest_fence() then return 0 end
+if ARGV[2] ~= '' and tonumber(ARGV[2]) < latest_fence(current) then return 0 end
 if ARGV[1] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3]) end
 if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
 redis.call('PUBLISH', ARGV[4], 'changed')
