@@ -8,15 +8,11 @@ import { FileTokenStore } from '../lib/stores/file.js';
 import type { FileTokenStoreOptions } from '../lib/stores/file.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
+import { expectLapsedHolderFencedOut, expectUnfencedWritesLand, PAIR_A, PAIR_B, PAIR_C, STALE } from './helpers/fencing.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 
 closeEmulatorsAfterEach();
 
-const PAIR_A: TokenPair = { access: 'access-of-a', refresh: 'refresh-of-a', expiresAt: 1_900_000_000_000 };
-const PAIR_B: TokenPair = { access: 'access-of-b', refresh: 'refresh-of-b' };
-const PAIR_C: TokenPair = { access: 'access-of-c' };
-/** What a holder whose lock lapsed would write. */
-const STALE: TokenPair = { access: 'stale-access', refresh: 'stale-refresh' };
 
 let dir: string;
 let file: string;
@@ -260,49 +256,18 @@ describe('FileTokenStore: lock', () => {
 
 describe('FileTokenStore: fencing', () => {
   it('refuses a write under a lapsed lock once a later lock was granted, and keeps the later pair', async () => {
-    // A's lease is long, so it never extends during the test: the test makes it lapse.
-    const a = store({ lockTtlMs: 60_000 });
-    const b = store({ lockTtlMs: 1_000, lockTimeoutMs: 5_000 });
-    const lockA = await locked(a);
-    expect(await a.set(PAIR_A, lockA.fence)).toBe(true);
-
-    // A stalls past its lease; B finds its lock file stale and takes the lock.
-    await age(lockFile, 10_000);
-    const lockB = await locked(b);
-    expect(lockB.fence).toBeGreaterThan(lockA.fence!);
-    // Refused from the grant on, before B has written anything.
-    expect(await a.set(STALE, lockA.fence)).toBe(false);
-    expect(await a.get()).toEqual(PAIR_A);
-    expect(await b.set(PAIR_B, lockB.fence)).toBe(true);
-
-    expect(await a.set(STALE, lockA.fence)).toBe(false);
-    expect(await a.clear(lockA.fence)).toBe(false);
-    expect(await a.get()).toEqual(PAIR_B);
-    expect(await b.get()).toEqual(PAIR_B);
-
-    // A's release must not remove B's lock.
-    await lockA.release();
-    expect(await exists(lockFile)).toBe(true);
+    await expectLapsedHolderFencedOut({
+      // A's lease is long, so it never extends during the test: the test makes it lapse by ageing its lock file.
+      a: store({ lockTtlMs: 60_000 }),
+      b: store({ lockTtlMs: 1_000, lockTimeoutMs: 5_000 }),
+      take: (holder) => locked(holder as FileTokenStore),
+      lapse: () => age(lockFile, 10_000),
+      lockHeld: () => exists(lockFile),
+    });
   });
 
   it('always writes an unfenced set() or clear(), and keeps the fence for later fenced writes', async () => {
-    const a = store();
-    const b = store();
-    const lockA = await a.lock();
-    expect(await a.set(PAIR_A, lockA.fence)).toBe(true);
-    await lockA.release();
-    const lockB = await locked(b);
-    expect(await b.set(PAIR_B, lockB.fence)).toBe(true);
-
-    expect(await a.set(PAIR_C)).toBe(true);
-    expect(await a.get()).toEqual(PAIR_C);
-    expect(await a.set(STALE, lockA.fence)).toBe(false);
-    expect(await a.get()).toEqual(PAIR_C);
-
-    expect(await a.clear()).toBe(true);
-    expect(await a.get()).toBeNull();
-    expect(await a.set(PAIR_A)).toBe(true);
-    expect(await a.get()).toEqual(PAIR_A);
+    await expectUnfencedWritesLand({ a: store(), b: store(), take: (holder) => locked(holder as FileTokenStore) });
   });
 });
 

@@ -88,12 +88,13 @@ describe.each(SHARED_STORES)('4 processes sharing %s', (_name, makeStore) => {
   }, 30_000);
 });
 
-const LOCKING_STORES = [
+/** One of each kind of shared store, for what does not depend on pub/sub. */
+const EACH_KIND = [
   ['Redis', redisStore(true)],
   ['a token file', fileStore],
 ] as const;
 
-describe.each(LOCKING_STORES)('a process killed while it holds the lock of %s', (_name, makeStore) => {
+describe.each(EACH_KIND)('a process killed while it holds the lock of %s', (_name, makeStore) => {
   it('blocks the others one lease at most: they get the lock when it lapses, refresh once, and lose no request', async () => {
     const service = await emulator();
     // A lease far shorter than the wait for the lock: a survivor that got the lock by giving up waiting would
@@ -188,12 +189,7 @@ describe.each(LAPSING_STORES)('8 processes waiting on a lock of %s whose holder 
   }, 45_000);
 });
 
-const RESTARTED_STORES = [
-  ['Redis', redisStore(true)],
-  ['a token file', fileStore],
-] as const;
-
-describe.each(RESTARTED_STORES)('a process restarted on %s', (_name, makeStore) => {
+describe.each(EACH_KIND)('a process restarted on %s', (_name, makeStore) => {
   it('takes the stored pair: still 1 login and no refresh', async () => {
     const service = await emulator();
     const store = await makeStore();

@@ -9,17 +9,13 @@ import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisTokenStoreOptions } from '../lib/stores/redis.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { burst, fulfilled, until } from './helpers/flow.js';
+import { expectLapsedHolderFencedOut, expectUnfencedWritesLand, PAIR_A, PAIR_B, STALE } from './helpers/fencing.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 import { startRedisServer } from './helpers/redis-server.js';
 import type { RedisServer } from './helpers/redis-server.js';
 
 closeEmulatorsAfterEach();
 
-const PAIR_A: TokenPair = { access: 'access-of-a', refresh: 'refresh-of-a', expiresAt: 1_900_000_000_000 };
-const PAIR_B: TokenPair = { access: 'access-of-b', refresh: 'refresh-of-b' };
-const PAIR_C: TokenPair = { access: 'access-of-c' };
-/** What a holder whose lock lapsed would write. */
-const STALE: TokenPair = { access: 'stale-access', refresh: 'stale-refresh' };
 
 let server: RedisServer;
 /** The test's own connection, to look at and plant keys. */
@@ -270,45 +266,18 @@ describe('RedisTokenStore: lock', () => {
 
 describe('RedisTokenStore: fencing', () => {
   it('refuses a write under an older fence once a later lock was granted, and keeps the newer pair', async () => {
-    const a = store();
-    const b = store();
-    const lockA = await locked(a);
-    expect(await a.set(PAIR_A, lockA.fence)).toBe(true);
-
-    // A stalls past its lease: its key is gone, and B is granted the lock.
-    await redis.del(key('lock'));
-    const lockB = await locked(b);
-    expect(lockB.fence).toBeGreaterThan(lockA.fence!);
-    // Refused from the grant on, before B has written anything.
-    expect(await a.set(STALE, lockA.fence)).toBe(false);
-    expect(await a.get()).toEqual(PAIR_A);
-    expect(await b.set(PAIR_B, lockB.fence)).toBe(true);
-
-    expect(await a.set(STALE, lockA.fence)).toBe(false);
-    expect(await a.clear(lockA.fence)).toBe(false);
-    expect(await a.get()).toEqual(PAIR_B);
-
-    // A's release must not remove B's lock.
-    await lockA.release();
-    expect(await redis.exists(key('lock'))).toBe(1);
+    await expectLapsedHolderFencedOut({
+      a: store(),
+      b: store(),
+      take: (holder) => locked(holder as RedisTokenStore),
+      // A stalls past its lease: its key is gone.
+      lapse: async () => void (await redis.del(key('lock'))),
+      lockHeld: async () => (await redis.exists(key('lock'))) === 1,
+    });
   });
 
   it('always writes an unfenced set() or clear()', async () => {
-    const a = store();
-    const lockA = await a.lock();
-    await lockA.release();
-    const lockB = await locked(store());
-    expect(await store().set(PAIR_B, lockB.fence)).toBe(true);
-
-    expect(await a.set(PAIR_C)).toBe(true);
-    expect(await a.get()).toEqual(PAIR_C);
-    expect(await a.set(STALE, lockA.fence)).toBe(false);
-    expect(await a.get()).toEqual(PAIR_C);
-
-    expect(await a.clear()).toBe(true);
-    expect(await a.get()).toBeNull();
-    expect(await a.set(PAIR_A)).toBe(true);
-    expect(await a.get()).toEqual(PAIR_A);
+    await expectUnfencedWritesLand({ a: store(), b: store(), take: (holder) => locked(holder as RedisTokenStore) });
   });
 });
 
