@@ -12,7 +12,8 @@
 //   expiry round latency     request latencies in the expiry rounds, in the renewing process and in the waiting
 //                            ones, median and p99;
 // and exits 1 when a request failed or the fleet made more than one token call per expiry. Results also go to
-// bench/results/fleet.json. Not part of `npm test`: it measures, and measurements do not belong in assertions.
+// bench/results/fleet.json (fleet-quick.json for other sizes). Not part of `npm test`: it measures, and
+// measurements do not belong in assertions.
 //
 //   npm run bench:fleet                      4 processes × 100 requests, 20 expiries per store
 //   npm run bench:fleet -- --quick           5 expiries per store
@@ -26,6 +27,8 @@ import { E2E_PASSWORD, E2E_USER } from '../__tests__/helpers/emulator.js';
 import { startFleet } from '../__tests__/helpers/fleet.js';
 import type { BurstReply, FleetEvent, FleetStoreConfig } from '../__tests__/helpers/fleet.js';
 import { startRedisServer } from '../__tests__/helpers/redis-server.js';
+import { markdownTable } from './report.js';
+import { percentile, round } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -71,14 +74,6 @@ interface Result {
   waiterLatencyMs: { p50: number; p99: number };
 }
 
-function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-const round1 = (value: number): number => Math.round(value * 10) / 10;
-
 async function measure(variant: Variant, dir: string, redisUrl: string, run: number): Promise<Result> {
   const emulator = await startEmulator({ users: { [E2E_USER]: E2E_PASSWORD }, log: false });
   const fleet = await startFleet({ count: processes, emulatorUrl: emulator.url, store: variant.store(dir, redisUrl, run) });
@@ -113,11 +108,11 @@ async function measure(variant: Variant, dir: string, redisUrl: string, run: num
       expiries,
       logins,
       refreshes,
-      tokenCallsPerExpiry: round1((logins - 1 + refreshes) / expiries * 100) / 100,
+      tokenCallsPerExpiry: round((logins - 1 + refreshes) / expiries),
       failed,
-      handoverMs: { waits: handovers.length, p50: round1(percentile(handovers, 50)), p99: round1(percentile(handovers, 99)) },
-      renewerLatencyMs: { p50: round1(percentile(renewerLatencies, 50)), p99: round1(percentile(renewerLatencies, 99)) },
-      waiterLatencyMs: { p50: round1(percentile(waiterLatencies, 50)), p99: round1(percentile(waiterLatencies, 99)) },
+      handoverMs: { waits: handovers.length, p50: round(percentile(handovers, 50), 1), p99: round(percentile(handovers, 99), 1) },
+      renewerLatencyMs: { p50: round(percentile(renewerLatencies, 50), 1), p99: round(percentile(renewerLatencies, 99), 1) },
+      waiterLatencyMs: { p50: round(percentile(waiterLatencies, 50), 1), p99: round(percentile(waiterLatencies, 99), 1) },
     };
   } finally {
     await fleet.stop();
@@ -135,19 +130,19 @@ function sumFailed(replies: readonly BurstReply[]): number {
 
 function table(results: readonly Result[]): string {
   const header = ['store', 'logins', 'refreshes', 'token calls / expiry', 'failed', 'handover p50 / p99 ms (waits)', 'renewer req p50 / p99 ms', 'waiter req p50 / p99 ms'];
-  const rows = results.map((r) => [
-    r.store,
-    String(r.logins),
-    String(r.refreshes),
-    r.tokenCallsPerExpiry.toFixed(2),
-    String(r.failed),
-    `${r.handoverMs.p50} / ${r.handoverMs.p99} (${r.handoverMs.waits})`,
-    `${r.renewerLatencyMs.p50} / ${r.renewerLatencyMs.p99}`,
-    `${r.waiterLatencyMs.p50} / ${r.waiterLatencyMs.p99}`,
-  ]);
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
-  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+  return markdownTable(
+    header,
+    results.map((r) => [
+      r.store,
+      String(r.logins),
+      String(r.refreshes),
+      r.tokenCallsPerExpiry.toFixed(2),
+      String(r.failed),
+      `${r.handoverMs.p50} / ${r.handoverMs.p99} (${r.handoverMs.waits})`,
+      `${r.renewerLatencyMs.p50} / ${r.renewerLatencyMs.p99}`,
+      `${r.waiterLatencyMs.p50} / ${r.waiterLatencyMs.p99}`,
+    ]),
+  );
 }
 
 async function main(): Promise<void> {
@@ -167,7 +162,9 @@ async function main(): Promise<void> {
   }
   console.log(`\n${table(results)}\n`);
   await mkdir(join(__dirname, 'results'), { recursive: true });
-  await writeFile(join(__dirname, 'results', 'fleet.json'), `${JSON.stringify({ machine, date: new Date().toISOString(), results }, null, 2)}\n`);
+  // A quick or reshaped run must not replace the committed figures of the README's run.
+  const name = values.quick || values.expiries || values.processes !== '4' || values.requests !== '100' ? 'fleet-quick.json' : 'fleet.json';
+  await writeFile(join(__dirname, 'results', name), `${JSON.stringify({ machine, date: new Date().toISOString(), results }, null, 2)}\n`);
   const wrong = results.filter((r) => r.failed > 0 || r.logins !== 1 || r.refreshes !== expiries);
   if (wrong.length > 0) {
     console.error(`Not one careful client: ${wrong.map((r) => `${r.store} (${r.logins} logins, ${r.refreshes} refreshes, ${r.failed} failed)`).join('; ')}`);

@@ -11,11 +11,15 @@ function show(cell: Cell | undefined): string {
   return `${number(cell.median)} [${number(cell.min)}–${number(cell.max)}]`;
 }
 
+/** A Markdown table with its columns padded to their widest cell. */
+export function markdownTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
 /** A scenario's results as a Markdown table, one row per contender. */
 export function table(result: ScenarioResult): string {
-  const header = ['contender', ...result.columns];
   const rows = result.rows.map((row) => [row.contender, ...result.columns.map((column) => show(row.cells[column]))]);
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
-  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+  return markdownTable(['contender', ...result.columns], rows);
 }
