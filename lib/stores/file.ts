@@ -4,8 +4,8 @@ import type { FSWatcher, Stats } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
-import { acquire, Announcer, checkStoreOptions, describe, keepAlive, pairFromJson, pairToJson, Wakeup } from './lease.js';
-import type { Attempt } from './lease.js';
+import { acquire, Announcer, checkStoreOptions, describe, keepAlive, pairFromJson, pairToJson, Wakeup } from './shared.js';
+import type { Attempt } from './shared.js';
 
 /** Options of {@link FileTokenStore}. */
 export interface FileTokenStoreOptions {

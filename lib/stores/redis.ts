@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
-import { acquire, Announcer, checkStoreOptions, describe, keepAlive, pairFromJson, pairToJson, Wakeup, within } from './lease.js';
-import type { Attempt } from './lease.js';
+import { acquire, Announcer, checkStoreOptions, describe, keepAlive, pairFromJson, pairToJson, Wakeup, within } from './shared.js';
+import type { Attempt } from './shared.js';
 
 /** The commands the store sends; an ioredis `Redis` or `Cluster` has them. */
 export interface RedisClientLike {

@@ -1,3 +1,5 @@
+// What the shared stores (file, Redis) have in common: the lock wait, the lease, wake-ups, listeners, option
+// checks, and the record they keep.
 import type { TokenPair } from '../types.js';
 
 /** What one try at a shared lock gives: the lock, or how long its current lease has left. */
