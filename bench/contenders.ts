@@ -28,6 +28,8 @@ export interface Contender {
   readonly name: string;
   /** It renews the token: false for the floor, which only shows what a request costs without any of this. */
   readonly renews: boolean;
+  /** It sends a request refused with 401 again after renewing: false for axios-jwt, which renews only by `exp`. */
+  readonly replays: boolean;
   /** An instance on `setup.baseURL` with the contender in place, logged in, its first request made. */
   create(setup: ContenderSetup): Promise<AxiosInstance>;
 }
@@ -60,6 +62,7 @@ async function warm(api: AxiosInstance): Promise<AxiosInstance> {
 const keeper: Contender = {
   name: 'axios-token-keeper',
   renews: true,
+  replays: true,
   async create(setup) {
     const api = instance(setup);
     attachTokenAuth(api, {
@@ -77,6 +80,7 @@ function authRefresh(name: string, options: { deduplicateRefresh?: boolean }): C
   return {
     name,
     renews: true,
+    replays: true,
     async create(setup) {
       const api = instance(setup);
       let tokens = await login(setup.baseURL);
@@ -102,6 +106,7 @@ function authRefresh(name: string, options: { deduplicateRefresh?: boolean }): C
 const axiosJwt: Contender = {
   name: 'axios-jwt',
   renews: true,
+  replays: false,
   async create(setup) {
     const api = instance(setup);
     const memory = new Map<string, string>();
@@ -128,6 +133,7 @@ const axiosJwt: Contender = {
 const bare: Contender = {
   name: 'bare axios',
   renews: false,
+  replays: false,
   async create(setup) {
     const api = instance(setup);
     api.defaults.headers.common['Authorization'] = `Bearer ${(await login(setup.baseURL)).access}`;

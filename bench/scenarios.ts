@@ -260,7 +260,7 @@ export async function memory(mode: Mode): Promise<ScenarioResult> {
   const runs = mode.quick ? 2 : 3;
   const rows: ScenarioResult['rows'] = [];
   // axios-jwt is left out: it renews only by `exp`, so a refused token queues nothing (its requests fail, as in 2).
-  for (const contender of renewing.filter((c) => c.name !== 'axios-jwt')) {
+  for (const contender of CONTENDERS.filter((c) => c.replays)) {
     const perRequest: number[] = [];
     const release: number[] = [];
     const failures: number[] = [];
@@ -362,7 +362,7 @@ export async function micro(mode: Mode): Promise<ScenarioResult> {
     const replay = new Bench({ time, warmupTime: time / 4, iterations: 5 });
     for (const contender of CONTENDERS) {
       const api = apis.get(contender)!;
-      if (contender.renews && contender.name !== 'axios-jwt') {
+      if (contender.replays) {
         const count = { failed: 0, sent: 0 };
         failedReplays.set(contender.name, count);
         replay.add(contender.name, async () => {
