@@ -3,12 +3,11 @@
 import { chmod, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TokenPair, TokenStoreLock } from '../lib/index.js';
 import { FileTokenStore } from '../lib/stores/file.js';
 import type { FileTokenStoreOptions } from '../lib/stores/file.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
-import { expectLapsedHolderFencedOut, expectUnfencedWritesLand, PAIR_A, PAIR_B, PAIR_C, STALE } from './helpers/fencing.js';
+import { expectLapsedHolderFencedOut, expectUnfencedWritesLand, PAIR_A, PAIR_B, PAIR_C, STALE, undoable } from './helpers/store-contract.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 
 closeEmulatorsAfterEach();
@@ -38,19 +37,7 @@ function store(options: FileTokenStoreOptions = {}, path = file): FileTokenStore
   return new FileTokenStore(path, options);
 }
 
-async function locked(holder: FileTokenStore): Promise<TokenStoreLock> {
-  const lock = await holder.lock();
-  undo.push(() => lock.release());
-  return lock;
-}
-
-/** Subscribes a listener that records what it hears; unsubscribed after the test. */
-function listen(holder: FileTokenStore): { heard: Array<TokenPair | null>; stop: () => void } {
-  const heard: Array<TokenPair | null> = [];
-  const stop = holder.subscribe((pair) => heard.push(pair));
-  undo.push(stop);
-  return { heard, stop };
-}
+const { locked, listen } = undoable(() => undo);
 
 async function exists(path: string): Promise<boolean> {
   return stat(path).then(
@@ -260,7 +247,7 @@ describe('FileTokenStore: fencing', () => {
       // A's lease is long, so it never extends during the test: the test makes it lapse by ageing its lock file.
       a: store({ lockTtlMs: 60_000 }),
       b: store({ lockTtlMs: 1_000, lockTimeoutMs: 5_000 }),
-      take: (holder) => locked(holder as FileTokenStore),
+      take: locked,
       lapse: () => age(lockFile, 10_000),
       lockHeld: () => exists(lockFile),
     });

@@ -4,12 +4,12 @@ import { inspect } from 'node:util';
 import axios from 'axios';
 import Redis from 'ioredis';
 import { attachTokenAuth } from '../lib/index.js';
-import type { TokenPair, TokenStoreLock } from '../lib/index.js';
+import type { TokenStoreLock } from '../lib/index.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisTokenStoreOptions } from '../lib/stores/redis.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { burst, fulfilled, until } from './helpers/flow.js';
-import { expectLapsedHolderFencedOut, expectUnfencedWritesLand, PAIR_A, PAIR_B, STALE } from './helpers/fencing.js';
+import { expectLapsedHolderFencedOut, expectUnfencedWritesLand, PAIR_A, PAIR_B, STALE, undoable } from './helpers/store-contract.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 import { startRedisServer } from './helpers/redis-server.js';
 import type { RedisServer } from './helpers/redis-server.js';
@@ -70,18 +70,7 @@ function store(options: Partial<RedisTokenStoreOptions> & { pubsub?: boolean } =
   return created;
 }
 
-async function locked(holder: RedisTokenStore): Promise<TokenStoreLock> {
-  const lock = await holder.lock();
-  undo.push(() => lock.release());
-  return lock;
-}
-
-function listen(holder: RedisTokenStore): { heard: Array<TokenPair | null>; stop: () => void } {
-  const heard: Array<TokenPair | null> = [];
-  const stop = holder.subscribe((pair) => heard.push(pair));
-  undo.push(stop);
-  return { heard, stop };
-}
+const { locked, listen } = undoable(() => undo);
 
 /** Waits until `condition` holds, asking again every few milliseconds; fails after `timeoutMs`. */
 async function eventually(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
@@ -269,7 +258,7 @@ describe('RedisTokenStore: fencing', () => {
     await expectLapsedHolderFencedOut({
       a: store(),
       b: store(),
-      take: (holder) => locked(holder as RedisTokenStore),
+      take: locked,
       // A stalls past its lease: its key is gone.
       lapse: async () => void (await redis.del(key('lock'))),
       lockHeld: async () => (await redis.exists(key('lock'))) === 1,

@@ -59,3 +59,24 @@ export async function expectUnfencedWritesLand({ a, b, take }: Pick<FencingRig, 
   expect(await a.set(PAIR_A)).toBe(true);
   expect(await a.get()).toEqual(PAIR_A);
 }
+
+/**
+ * A store's lock and listeners, taken for one test: their release and unsubscribe go on the test's undo list
+ * (`undo()` gives the current one), so they are undone even when the test fails.
+ */
+export function undoable(undo: () => Array<() => unknown>) {
+  return {
+    async locked(holder: TokenStore): Promise<TokenStoreLock> {
+      const lock = await holder.lock!();
+      undo().push(() => lock.release());
+      return lock;
+    },
+    /** Subscribes a listener that records what it hears. */
+    listen(holder: TokenStore): { heard: Array<TokenPair | null>; stop: () => void } {
+      const heard: Array<TokenPair | null> = [];
+      const stop = holder.subscribe!((pair) => heard.push(pair));
+      undo().push(stop);
+      return { heard, stop };
+    },
+  };
+}
