@@ -44,7 +44,12 @@ interface Outcome {
 
 /** Settles `request` and notes how far the renewal had gone at that moment. */
 function observe(service: FakeTokenService, request: Promise<unknown>): Promise<Outcome> {
-  const note = (ok: boolean, error?: unknown): Outcome => ({ ok, error, logins: service.logins, refreshes: service.refreshes });
+  const note = (ok: boolean, error?: unknown): Outcome => ({
+    ok,
+    error,
+    logins: service.logins,
+    refreshes: service.refreshes,
+  });
   return request.then(
     () => note(true),
     (error: unknown) => note(false, error),
@@ -81,25 +86,28 @@ describe('a request aborted while it waits for a login', () => {
     expect(auth.stats()).toMatchObject({ logins: 1, failures: 0 });
   });
 
-  it.each(KINDS)('rejects at once as a cancel (%s) when it joined a login under way, and the others go on', async (kind) => {
-    const { service, api } = rig();
-    service.tokenDelayMs = 200;
-    const { config, cancel } = canceller(kind);
+  it.each(KINDS)(
+    'rejects at once as a cancel (%s) when it joined a login under way, and the others go on',
+    async (kind) => {
+      const { service, api } = rig();
+      service.tokenDelayMs = 200;
+      const { config, cancel } = canceller(kind);
 
-    const first = api.get('/b');
-    await until(() => service.count('login') === 1);
-    const aborted = observe(service, api.get('/a', config));
-    const later = api.get('/c');
-    await tick();
-    cancel();
-    const outcome = await aborted;
+      const first = api.get('/b');
+      await until(() => service.count('login') === 1);
+      const aborted = observe(service, api.get('/a', config));
+      const later = api.get('/c');
+      await tick();
+      cancel();
+      const outcome = await aborted;
 
-    expectCanceled(outcome, kind);
-    expect(outcome.logins).toBe(0);
-    expect(fulfilled(await Promise.allSettled([first, later]))).toBe(2);
-    expect(service.count('login')).toBe(1);
-    expect(service.received.filter((entry) => entry.path === '/a')).toHaveLength(0);
-  });
+      expectCanceled(outcome, kind);
+      expect(outcome.logins).toBe(0);
+      expect(fulfilled(await Promise.allSettled([first, later]))).toBe(2);
+      expect(service.count('login')).toBe(1);
+      expect(service.received.filter((entry) => entry.path === '/a')).toHaveLength(0);
+    },
+  );
 });
 
 describe('a request aborted while it waits for a refresh after a 401', () => {
@@ -144,22 +152,25 @@ describe('a request aborted while it waits for a refresh after a 401', () => {
 });
 
 describe('a request cancelled before it is sent', () => {
-  it.each(KINDS)('rejects at once as a cancel (%s) among requests that need a login, and is never sent', async (kind) => {
-    const { service, api } = rig();
-    service.tokenDelayMs = 200;
-    const { config, cancel } = canceller(kind);
-    cancel();
+  it.each(KINDS)(
+    'rejects at once as a cancel (%s) among requests that need a login, and is never sent',
+    async (kind) => {
+      const { service, api } = rig();
+      service.tokenDelayMs = 200;
+      const { config, cancel } = canceller(kind);
+      cancel();
 
-    const aborted = observe(service, api.get('/a', config));
-    const others = [api.get('/b'), api.get('/c')];
-    const outcome = await aborted;
+      const aborted = observe(service, api.get('/a', config));
+      const others = [api.get('/b'), api.get('/c')];
+      const outcome = await aborted;
 
-    expectCanceled(outcome, kind);
-    expect(outcome.logins).toBe(0);
-    expect(fulfilled(await Promise.allSettled(others))).toBe(2);
-    expect(service.count('login')).toBe(1);
-    expect(service.received.filter((entry) => entry.path === '/a')).toHaveLength(0);
-  });
+      expectCanceled(outcome, kind);
+      expect(outcome.logins).toBe(0);
+      expect(fulfilled(await Promise.allSettled(others))).toBe(2);
+      expect(service.count('login')).toBe(1);
+      expect(service.received.filter((entry) => entry.path === '/a')).toHaveLength(0);
+    },
+  );
 
   it.each(KINDS)('rejects at once as a cancel (%s) when sent during a refresh, and is never sent', async (kind) => {
     const { service, api } = rig();
@@ -188,7 +199,9 @@ describe('every waiter aborted', () => {
     service.tokenDelayMs = 150;
     const controllers = [new AbortController(), new AbortController(), new AbortController()];
 
-    const requests = controllers.map((controller, i) => observe(service, api.get(`/orders/${i}`, { signal: controller.signal })));
+    const requests = controllers.map((controller, i) =>
+      observe(service, api.get(`/orders/${i}`, { signal: controller.signal })),
+    );
     await until(() => service.count('login') === 1);
     await tick();
     for (const controller of controllers) controller.abort();
@@ -213,7 +226,9 @@ describe('every waiter aborted', () => {
     service.tokenFaults.push([503, { detail: 'down' }]);
     const controllers = [new AbortController(), new AbortController()];
 
-    const requests = controllers.map((controller, i) => observe(service, api.get(`/orders/${i}`, { signal: controller.signal })));
+    const requests = controllers.map((controller, i) =>
+      observe(service, api.get(`/orders/${i}`, { signal: controller.signal })),
+    );
     await until(() => service.count('token') === 1);
     await tick();
     for (const controller of controllers) controller.abort();

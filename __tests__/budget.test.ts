@@ -22,7 +22,9 @@ describe('tokenBudget', () => {
     const third = await auth.login().catch((e: unknown) => e);
 
     expect(codeOf(third)).toBe('TOKEN_BUDGET_EXCEEDED');
-    expect((third as Error).message).toMatch(/2 login calls in the last 60 min \(`tokenBudget.logins`\)\. The next is allowed in \d+ s/);
+    expect((third as Error).message).toMatch(
+      /2 login calls in the last 60 min \(`tokenBudget.logins`\)\. The next is allowed in \d+ s/,
+    );
     expect(service.counters.tokenCalls).toBe(2);
     expect(failures.map((event) => [event.operation, event.code])).toEqual([['login', 'TOKEN_BUDGET_EXCEEDED']]);
   });
@@ -33,13 +35,18 @@ describe('tokenBudget', () => {
 
     const results = await burst(20, () => api.get('/orders'));
 
-    expect(results.map((r) => r.status === 'rejected' && codeOf(r.reason))).toEqual(Array(20).fill('TOKEN_BUDGET_EXCEEDED'));
+    expect(results.map((r) => r.status === 'rejected' && codeOf(r.reason))).toEqual(
+      Array(20).fill('TOKEN_BUDGET_EXCEEDED'),
+    );
     expect(service.counters.tokenCalls).toBe(2);
   });
 
   it('fails every waiter of a renewal past the refresh cap, and allows calls again as the window rolls on', async () => {
     const clock = manualClock();
-    const { emulator: service, api } = await e2e({ clock: clock.now, tokenBudget: { refreshes: 3, windowMs: 10 * MINUTE } }, { clock: clock.now });
+    const { emulator: service, api } = await e2e(
+      { clock: clock.now, tokenBudget: { refreshes: 3, windowMs: 10 * MINUTE } },
+      { clock: clock.now },
+    );
     await api.get('/orders');
     for (let i = 0; i < 3; i += 1) {
       service.expireAccessTokens();
@@ -51,21 +58,29 @@ describe('tokenBudget', () => {
     clock.advance(10 * MINUTE);
     const later = await burst(5, () => api.get('/orders'));
 
-    expect(refused.map((r) => r.status === 'rejected' && codeOf(r.reason))).toEqual(Array(5).fill('TOKEN_BUDGET_EXCEEDED'));
+    expect(refused.map((r) => r.status === 'rejected' && codeOf(r.reason))).toEqual(
+      Array(5).fill('TOKEN_BUDGET_EXCEEDED'),
+    );
     expect(fulfilled(later)).toBe(5);
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 4 });
   });
 
   it('keeps a pathological service (every token answered, every data call 401) under the cap for a simulated day', async () => {
     const clock = manualClock();
-    const { emulator: service, api, auth } = await e2e({ clock: clock.now }, { clock: clock.now, log: false, alwaysUnauthorized: ['/everything'] });
+    const {
+      emulator: service,
+      api,
+      auth,
+    } = await e2e({ clock: clock.now }, { clock: clock.now, log: false, alwaysUnauthorized: ['/everything'] });
     let settled = 0;
     let unauthorized = 0;
 
     for (let minute = 0; minute < 24 * 60; minute += 1) {
       const results = await burst(2, () => api.get('/everything'));
       settled += results.length;
-      unauthorized += results.filter((r) => r.status === 'rejected' && (r.reason as AxiosError).response?.status === 401).length;
+      unauthorized += results.filter(
+        (r) => r.status === 'rejected' && (r.reason as AxiosError).response?.status === 401,
+      ).length;
       clock.advance(MINUTE);
     }
 
@@ -99,7 +114,11 @@ describe('the login cooldown grows with each rejection in a row', () => {
     };
 
     expect(await attempt()).toBe(1);
-    for (const [calls, wait] of [[2, 1], [3, 2], [4, 4]] as const) {
+    for (const [calls, wait] of [
+      [2, 1],
+      [3, 2],
+      [4, 4],
+    ] as const) {
       clock.advance(wait * MINUTE - 1);
       expect(await attempt()).toBe(calls - 1);
       clock.advance(1);
@@ -123,16 +142,28 @@ describe('the login cooldown grows with each rejection in a row', () => {
 
 describe('plain http', () => {
   const attach = (authBaseURL: string, allowInsecureHttp?: boolean) => () =>
-    attachTokenAuth(axios.create({ baseURL: 'https://api.example.com' }), { credentials: { username: 'u', password: 'p' }, authBaseURL, ...(allowInsecureHttp === undefined ? {} : { allowInsecureHttp }) });
+    attachTokenAuth(axios.create({ baseURL: 'https://api.example.com' }), {
+      credentials: { username: 'u', password: 'p' },
+      authBaseURL,
+      ...(allowInsecureHttp === undefined ? {} : { allowInsecureHttp }),
+    });
 
   it('refuses a token service on plain http:// off loopback, saying how to opt in', () => {
     expect(attach('http://auth.example.com')).toThrow(TypeError);
-    expect(attach('http://auth.example.com')).toThrow(/`authBaseURL` http:\/\/auth\.example\.com is plain http:\/\/.*pass `allowInsecureHttp: true`/);
+    expect(attach('http://auth.example.com')).toThrow(
+      /`authBaseURL` http:\/\/auth\.example\.com is plain http:\/\/.*pass `allowInsecureHttp: true`/,
+    );
     expect(attach('http://10.1.2.3:8080')).toThrow(/plain http/);
   });
 
   it('allows loopback, https, and an explicit opt-in', () => {
-    for (const url of ['http://127.0.0.1:8080', 'http://localhost:3000', 'http://[::1]:9000', 'https://auth.example.com']) expect(attach(url)).not.toThrow();
+    for (const url of [
+      'http://127.0.0.1:8080',
+      'http://localhost:3000',
+      'http://[::1]:9000',
+      'https://auth.example.com',
+    ])
+      expect(attach(url)).not.toThrow();
     expect(attach('http://auth.example.com', true)).not.toThrow();
   });
 });

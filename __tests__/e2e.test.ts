@@ -94,14 +94,19 @@ describe('end to end on the emulator', () => {
     clock.advance(60_000);
     await api.get(ORDERS).catch(() => undefined);
 
-    const codes = [...first, ...during].map((r) => r.status === 'rejected' && isTokenAuthError(r.reason) && r.reason.code);
+    const codes = [...first, ...during].map(
+      (r) => r.status === 'rejected' && isTokenAuthError(r.reason) && r.reason.code,
+    );
     expect(new Set(codes)).toEqual(new Set(['LOGIN_REJECTED']));
     expect(started.counters.rejected).toBe(2);
   });
 
   it('7. renews a token known to be expired before sending, with no 401 collected', async () => {
     const clock = manualClock();
-    const { emulator: service, api } = await e2e({ clock: clock.now }, { clock: clock.now, tokenFormat: 'jwt', accessTtlMs: 10 * 60_000 });
+    const { emulator: service, api } = await e2e(
+      { clock: clock.now },
+      { clock: clock.now, tokenFormat: 'jwt', accessTtlMs: 10 * 60_000 },
+    );
     await api.get(ORDERS);
 
     clock.advance(10 * 60_000 - 29_000);
@@ -121,7 +126,9 @@ describe('end to end on the emulator', () => {
     service.inject('login', { status: 503 });
     const retried = await api.get(ORDERS);
 
-    expect(hung.map((r) => r.status === 'rejected' && isTokenAuthError(r.reason) && r.reason.code)).toEqual(Array(5).fill('TOKEN_SERVICE_UNAVAILABLE'));
+    expect(hung.map((r) => r.status === 'rejected' && isTokenAuthError(r.reason) && r.reason.code)).toEqual(
+      Array(5).fill('TOKEN_SERVICE_UNAVAILABLE'),
+    );
     expect(retried.status).toBe(200);
     expect(service.counters).toMatchObject({ tokenCalls: 3, logins: 1 });
     expect(seen.every((url) => url === ORDERS)).toBe(true);
@@ -150,7 +157,9 @@ describe('end to end on the emulator', () => {
     await api.post(ORDERS, { a: 1 });
     await api.get(`${stranger.url}/elsewhere`).catch(() => undefined);
 
-    const refreshTokens = service.calls.filter((call) => call.route === 'token').map((call) => JSON.parse(call.body).refresh_token as string);
+    const refreshTokens = service.calls
+      .filter((call) => call.route === 'token')
+      .map((call) => JSON.parse(call.body).refresh_token as string);
     for (const call of service.calls) {
       if (call.route === 'login') expect(call.authorization).toMatch(/^Basic /);
       else expect(call.authorization ?? '').not.toMatch(/^Basic /);
@@ -166,14 +175,22 @@ describe('end to end on the emulator', () => {
     await api.get(ORDERS);
     service.expireAccessTokens();
 
-    const response = await api.patch(`${ORDERS}/7`, { status: 'packed', tags: ['a'] }, { params: { site: 'n' }, headers: { 'X-Trace': 't-1' } });
+    const response = await api.patch(
+      `${ORDERS}/7`,
+      { status: 'packed', tags: ['a'] },
+      { params: { site: 'n' }, headers: { 'X-Trace': 't-1' } },
+    );
 
     const sends = service.calls.filter((call) => call.path.startsWith(`${ORDERS}/7`));
     expect(sends.map((call) => [call.method, call.path, call.body])).toEqual([
       ['PATCH', `${ORDERS}/7?site=n`, '{"status":"packed","tags":["a"]}'],
       ['PATCH', `${ORDERS}/7?site=n`, '{"status":"packed","tags":["a"]}'],
     ]);
-    expect(response.data).toMatchObject({ method: 'PATCH', body: { status: 'packed', tags: ['a'] }, contentType: expect.stringMatching(/application\/json/) });
+    expect(response.data).toMatchObject({
+      method: 'PATCH',
+      body: { status: 'packed', tags: ['a'] },
+      contentType: expect.stringMatching(/application\/json/),
+    });
   });
 });
 
@@ -191,7 +208,10 @@ describe('at scale on the emulator', () => {
 
   it('a long run of 40 expiries costs one refresh each and one login in all', async () => {
     // Forty expiries in seconds is far past any sane budget of token calls per hour: this test is about the count.
-    const { emulator: service, api } = await e2e({ tokenBudget: false }, { log: false, latency: { data: ({ path }) => Number(path.split('/').pop()) % 7 } });
+    const { emulator: service, api } = await e2e(
+      { tokenBudget: false },
+      { log: false, latency: { data: ({ path }) => Number(path.split('/').pop()) % 7 } },
+    );
 
     for (let expiry = 1; expiry <= 40; expiry += 1) {
       const results = await burst(25, (i) => api.get(`/stock/${i}`));

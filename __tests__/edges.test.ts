@@ -15,7 +15,11 @@ afterEach(() => {
 });
 
 const credentials = { username: E2E_USER, password: E2E_PASSWORD };
-const failureOf = (promise: Promise<unknown>) => promise.then(() => Promise.reject(new Error('expected a failure')), (error: unknown) => error);
+const failureOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => Promise.reject(new Error('expected a failure')),
+    (error: unknown) => error,
+  );
 
 describe('a 401 that a renewal does not cure', () => {
   it('marks that endpoint only: a later expiry of the token still renews for the others', async () => {
@@ -53,7 +57,7 @@ describe('logout() while a renewal runs', () => {
     await until(() => service.calls.some((call) => call.route === 'login'));
     await auth.logout();
 
-    expect(isTokenAuthError(await waiting) && (await waiting as { code: string }).code).toBe('LOGGED_OUT');
+    expect(isTokenAuthError(await waiting) && ((await waiting) as { code: string }).code).toBe('LOGGED_OUT');
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(await auth.getTokens()).toBeNull();
     expect(store.get()).toBeNull();
@@ -95,22 +99,30 @@ describe('replays', () => {
     await api.get('/orders');
     service.expireAccessTokens();
 
-    const error = (await failureOf(api.post('/upload', Readable.from(['line 1\n', 'line 2\n']), { headers: { 'Content-Type': 'text/plain' } }))) as AxiosError;
+    const error = (await failureOf(
+      api.post('/upload', Readable.from(['line 1\n', 'line 2\n']), { headers: { 'Content-Type': 'text/plain' } }),
+    )) as AxiosError;
 
     expect(error.response?.status).toBe(401);
-    expect(service.calls.filter((call) => call.path === '/upload').map((call) => call.body)).toEqual(['line 1\nline 2\n']);
+    expect(service.calls.filter((call) => call.path === '/upload').map((call) => call.body)).toEqual([
+      'line 1\nline 2\n',
+    ]);
   });
 });
 
 describe('options checked at attach', () => {
   it('refuses tokenTimeoutMs: 0, which axios reads as no timeout at all', () => {
-    expect(() => attachTokenAuth(axios.create({ baseURL: 'https://api.example.com' }), { credentials, tokenTimeoutMs: 0 })).toThrow(/`tokenTimeoutMs` must be a number of milliseconds \(more than 0\)/);
+    expect(() =>
+      attachTokenAuth(axios.create({ baseURL: 'https://api.example.com' }), { credentials, tokenTimeoutMs: 0 }),
+    ).toThrow(/`tokenTimeoutMs` must be a number of milliseconds \(more than 0\)/);
   });
 });
 
 describe('secrets in what comes back', () => {
   it('masks an Authorization header that has no scheme', async () => {
-    const { emulator: service, api } = await e2e({ applyToken: (config, access) => void config.headers.set('Authorization', access) });
+    const { emulator: service, api } = await e2e({
+      applyToken: (config, access) => void config.headers.set('Authorization', access),
+    });
     service.inject('data', { status: 503 });
 
     const error = (await failureOf(api.get('/orders'))) as AxiosError;
@@ -137,7 +149,10 @@ describe('secrets in what comes back', () => {
   it('does not let a custom token header follow a redirect to another origin', async () => {
     nock.disableNetConnect();
     const seen: Array<string | undefined> = [];
-    nock('https://auth.test').persist().post('/auth/api/v1/accounts/login').reply(200, { access: 'acc-redirect-123456', refresh: 'ref-redirect-123456' });
+    nock('https://auth.test')
+      .persist()
+      .post('/auth/api/v1/accounts/login')
+      .reply(200, { access: 'acc-redirect-123456', refresh: 'ref-redirect-123456' });
     nock('https://api.test').get('/moved').reply(302, undefined, { Location: 'https://elsewhere.test/landing' });
     nock('https://elsewhere.test')
       .get('/landing')
@@ -146,7 +161,11 @@ describe('secrets in what comes back', () => {
         return [200, {}];
       });
     const api = axios.create({ baseURL: 'https://api.test' });
-    attachTokenAuth(api, { credentials, authBaseURL: 'https://auth.test', applyToken: (config, access) => void config.headers.set('X-Session', access) });
+    attachTokenAuth(api, {
+      credentials,
+      authBaseURL: 'https://auth.test',
+      applyToken: (config, access) => void config.headers.set('X-Session', access),
+    });
 
     await api.get('/moved');
 
@@ -167,7 +186,9 @@ describe('secrets in what comes back', () => {
     };
     const { api, auth } = await e2e({ store });
     const causes: unknown[] = [];
-    auth.on('failure', (event) => causes.push(event.error.message, (event.error.cause as Error).message, (event.error.cause as Error).stack));
+    auth.on('failure', (event) =>
+      causes.push(event.error.message, (event.error.cause as Error).message, (event.error.cause as Error).stack),
+    );
     failing = true;
 
     await auth.refresh();

@@ -40,7 +40,10 @@ describe('the emulator', () => {
     const again = await raw(service.url).post(TOKEN, { refresh_token: refresh });
 
     expect(first.status).toBe(200);
-    expect(first.data).toEqual({ status: true, data: { access_token: expect.stringMatching(/^acc_/), refresh_token: expect.stringMatching(/^ref_/) } });
+    expect(first.data).toEqual({
+      status: true,
+      data: { access_token: expect.stringMatching(/^acc_/), refresh_token: expect.stringMatching(/^ref_/) },
+    });
     expect([again.status, (again.data as { code: string }).code]).toEqual([401, 'token_not_valid']);
     expect(service.counters).toMatchObject({ refreshes: 1, rejected: 1 });
   });
@@ -49,7 +52,10 @@ describe('the emulator', () => {
     const service = await emulator({ users: { demo: 'demo-password' }, rotateRefreshTokens: false });
     const { refresh } = (await login(service.url)).data as { refresh: string };
 
-    const answers = [await raw(service.url).post(TOKEN, { refresh_token: refresh }), await raw(service.url).post(TOKEN, { refresh_token: refresh })];
+    const answers = [
+      await raw(service.url).post(TOKEN, { refresh_token: refresh }),
+      await raw(service.url).post(TOKEN, { refresh_token: refresh }),
+    ];
 
     expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
     expect((answers[0]!.data as { data: object }).data).not.toHaveProperty('refresh_token');
@@ -66,30 +72,69 @@ describe('the emulator', () => {
     const expired = await api.get('/things/1', { headers: { Authorization: `Bearer ${access}` } });
     const unknown = await api.get('/things/1', { headers: { Authorization: 'Bearer nope' } });
 
-    expect(echoed.data).toEqual({ method: 'PUT', path: '/things/1?x=2', user: 'demo', contentType: 'application/json', body: { a: 1 } });
-    expect([expired.status, expired.data]).toEqual([401, { detail: 'Given token not valid for any token type', code: 'token_not_valid' }]);
+    expect(echoed.data).toEqual({
+      method: 'PUT',
+      path: '/things/1?x=2',
+      user: 'demo',
+      contentType: 'application/json',
+      body: { a: 1 },
+    });
+    expect([expired.status, expired.data]).toEqual([
+      401,
+      { detail: 'Given token not valid for any token type', code: 'token_not_valid' },
+    ]);
     expect(unknown.status).toBe(401);
     expect(service.counters).toMatchObject({ dataCalls: 3, unauthorized: 2, expiries: 1 });
   });
 
   it('issues JWT access tokens whose exp is the access lifetime', async () => {
     const clock = manualClock();
-    const service = await emulator({ users: { demo: 'demo-password' }, clock: clock.now, tokenFormat: 'jwt', accessTtlMs: 90_000 });
+    const service = await emulator({
+      users: { demo: 'demo-password' },
+      clock: clock.now,
+      tokenFormat: 'jwt',
+      accessTtlMs: 90_000,
+    });
 
     const { access } = (await login(service.url)).data as { access: string };
 
-    const payload = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString('utf8')) as { exp: number; sub: string };
+    const payload = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString('utf8')) as {
+      exp: number;
+      sub: string;
+    };
     expect(payload).toMatchObject({ sub: 'demo', exp: Math.floor((clock.now() + 90_000) / 1000) });
   });
 
-  it.each<[string, Parameters<Awaited<ReturnType<typeof emulator>>['inject']>[1], (r: AxiosResponse | Error) => unknown, unknown]>([
-    ['a status with headers', { status: 429, headers: { 'Retry-After': '3' } }, (r) => [(r as AxiosResponse).status, (r as AxiosResponse).headers['retry-after']], [429, '3']],
-    ['a redirect', { redirect: 'http://127.0.0.1:9/elsewhere' }, (r) => [(r as AxiosResponse).status, (r as AxiosResponse).headers.location], [302, 'http://127.0.0.1:9/elsewhere']],
+  it.each<
+    [
+      string,
+      Parameters<Awaited<ReturnType<typeof emulator>>['inject']>[1],
+      (r: AxiosResponse | Error) => unknown,
+      unknown,
+    ]
+  >([
+    [
+      'a status with headers',
+      { status: 429, headers: { 'Retry-After': '3' } },
+      (r) => [(r as AxiosResponse).status, (r as AxiosResponse).headers['retry-after']],
+      [429, '3'],
+    ],
+    [
+      'a redirect',
+      { redirect: 'http://127.0.0.1:9/elsewhere' },
+      (r) => [(r as AxiosResponse).status, (r as AxiosResponse).headers.location],
+      [302, 'http://127.0.0.1:9/elsewhere'],
+    ],
     ['malformed JSON', 'malformed', (r) => (r as AxiosResponse).data, '{"access": "abc", '],
     ['no access token', 'no-access-token', (r) => (r as AxiosResponse).data, { status: true, data: { message: 'ok' } }],
     ['a huge body', 'huge', (r) => ((r as AxiosResponse).data as { padding: string }).padding.length, 5 * 1024 * 1024],
     ['a dropped connection', 'drop', (r) => (r as { code?: string }).code, 'ECONNRESET'],
-    ['half an answer', 'reset', (r) => r instanceof Error && !('response' in r && (r as { response?: { data?: unknown } }).response?.data), true],
+    [
+      'half an answer',
+      'reset',
+      (r) => r instanceof Error && !('response' in r && (r as { response?: { data?: unknown } }).response?.data),
+      true,
+    ],
   ])('injects %s on the next login, once', async (_name, fault, observe, expected) => {
     const service = await emulator({ users: { demo: 'demo-password' } });
     service.inject('login', fault);
@@ -108,13 +153,19 @@ describe('the emulator', () => {
     const service = await emulator();
     service.inject('login', 'hang');
     const url = service.url;
-    const hung = raw(url).post(LOGIN).catch((error: { code?: string }) => error.code);
+    const hung = raw(url)
+      .post(LOGIN)
+      .catch((error: { code?: string }) => error.code);
     await new Promise((resolve) => setTimeout(resolve, 20));
 
     await service.close();
 
     expect(await hung).toBe('ECONNRESET');
-    expect(await raw(url).get('/').catch((error: { code?: string }) => error.code)).toBe('ECONNREFUSED');
+    expect(
+      await raw(url)
+        .get('/')
+        .catch((error: { code?: string }) => error.code),
+    ).toBe('ECONNREFUSED');
   });
 
   it('logs the credential each route received', async () => {
@@ -123,7 +174,9 @@ describe('the emulator', () => {
     await raw(service.url).post(TOKEN, { refresh_token: refresh });
     await raw(service.url).get('/x', { headers: { Authorization: `Bearer ${access}` } });
 
-    expect(service.calls.map((call) => [call.route, call.authorization?.split(' ')[0], call.body.includes(refresh)])).toEqual([
+    expect(
+      service.calls.map((call) => [call.route, call.authorization?.split(' ')[0], call.body.includes(refresh)]),
+    ).toEqual([
       ['login', 'Basic', false],
       ['token', undefined, true],
       ['data', 'Bearer', false],
@@ -133,7 +186,11 @@ describe('the emulator', () => {
 
 describe('npm run emulator', () => {
   it('serves on the port it prints until it is stopped', async () => {
-    const child = spawn(join(__dirname, '..', 'node_modules', '.bin', 'tsx'), [join(__dirname, '..', 'demo', 'emulator.ts'), '--port', '0', '--access-ttl', '30s'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      join(__dirname, '..', 'node_modules', '.bin', 'tsx'),
+      [join(__dirname, '..', 'demo', 'emulator.ts'), '--port', '0', '--access-ttl', '30s'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';

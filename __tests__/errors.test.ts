@@ -4,10 +4,18 @@ import { isTokenAuthError, TokenAuthError } from '../lib/index.js';
 describe('TokenAuthError', () => {
   it('has a constant name, a code, a status and the original error as cause', () => {
     const cause = new Error('socket hang up');
-    const error = new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', 'The token service could not be reached.', { cause, status: 503 });
+    const error = new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', 'The token service could not be reached.', {
+      cause,
+      status: 503,
+    });
 
     expect(error).toBeInstanceOf(Error);
-    expect([error.name, error.code, error.status, error.cause]).toEqual(['TokenAuthError', 'TOKEN_SERVICE_UNAVAILABLE', 503, cause]);
+    expect([error.name, error.code, error.status, error.cause]).toEqual([
+      'TokenAuthError',
+      'TOKEN_SERVICE_UNAVAILABLE',
+      503,
+      cause,
+    ]);
   });
 });
 

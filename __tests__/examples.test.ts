@@ -19,8 +19,12 @@ const demoUser = { users: { demo: 'demo-password' } };
 
 function runExample(file: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(tsx, [join(root, 'examples', file)], { cwd: root, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
-      error ? reject(new Error(`${file} failed: ${error.message}\n${stderr}`)) : resolve(stdout),
+    execFile(
+      tsx,
+      [join(root, 'examples', file)],
+      { cwd: root, env: { ...process.env, ...env } },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`${file} failed: ${error.message}\n${stderr}`)) : resolve(stdout),
     );
   });
 }
@@ -33,7 +37,11 @@ it('node-script.ts runs on its own emulator, one login for ten pages', async () 
 
 it('quick-start.ts runs against a running emulator', async () => {
   const service = await emulator(demoUser);
-  const output = await runExample('quick-start.ts', { API_URL: service.url, API_USERNAME: 'demo', API_PASSWORD: 'demo-password' });
+  const output = await runExample('quick-start.ts', {
+    API_URL: service.url,
+    API_USERNAME: 'demo',
+    API_PASSWORD: 'demo-password',
+  });
   expect(output).toContain("path: '/allocation/api/v1/tracking/order-list'");
   expect(service.counters.logins).toBe(1);
 });
@@ -50,11 +58,22 @@ describe('express-backend.ts', () => {
     const { app, auth } = await import('../examples/express-backend.js');
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
-    const backend = axios.create({ baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, validateStatus: () => true });
+    const backend = axios.create({
+      baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      validateStatus: () => true,
+    });
 
-    expect(fulfilled(await burst(50, (i) => backend.get('/orders', { params: { page: i } }).then((r) => (r.status === 200 ? r : Promise.reject(r)))))).toBe(50);
+    expect(
+      fulfilled(
+        await burst(50, (i) =>
+          backend.get('/orders', { params: { page: i } }).then((r) => (r.status === 200 ? r : Promise.reject(r))),
+        ),
+      ),
+    ).toBe(50);
     service.expireAccessTokens();
-    expect(fulfilled(await burst(50, () => backend.get('/orders').then((r) => (r.status === 200 ? r : Promise.reject(r)))))).toBe(50);
+    expect(
+      fulfilled(await burst(50, () => backend.get('/orders').then((r) => (r.status === 200 ? r : Promise.reject(r))))),
+    ).toBe(50);
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
     // Requests refused before the renewal started are replayed; those arriving later wait for it instead.
     const health = (await backend.get('/health/tokens')).data as { replays: number };
@@ -81,7 +100,12 @@ it('with-axios-retry.ts: the user’s retries and the plugin’s renewal compose
 
   expect(response.status).toBe(200);
   expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
-  expect(service.calls.filter((call) => call.route === 'data').map((call) => call.path)).toEqual(['/orders', '/orders', '/orders', '/orders']);
+  expect(service.calls.filter((call) => call.route === 'data').map((call) => call.path)).toEqual([
+    '/orders',
+    '/orders',
+    '/orders',
+    '/orders',
+  ]);
   expect(auth.stats().replays).toBe(1);
 });
 
@@ -100,7 +124,12 @@ describe('fleet recipes', () => {
   // Each run starts five processes through tsx, which a cold cache and a busy CI machine make slow.
   it('cluster-workers.ts: four workers log in once between them; restarted after an expiry, they renew once and log in no more', async () => {
     const service = await emulator(demoUser);
-    const env = { API_URL: service.url, API_USERNAME: 'demo', API_PASSWORD: 'demo-password', TOKEN_FILE: join(dir, 'tokens.json') };
+    const env = {
+      API_URL: service.url,
+      API_USERNAME: 'demo',
+      API_PASSWORD: 'demo-password',
+      TOKEN_FILE: join(dir, 'tokens.json'),
+    };
 
     expect(await runExample('cluster-workers.ts', env)).toContain('4 workers done');
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 0 });

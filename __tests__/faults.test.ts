@@ -37,7 +37,11 @@ const matrix: Record<string, Row> = {
   '500': { fault: { status: 500 }, login: [unavailable, all], token: [unavailable, all] },
   '502': { fault: { status: 502 }, login: [unavailable, all], token: [unavailable, all] },
   '503': { fault: { status: 503 }, login: [unavailable, all], token: [unavailable, all] },
-  '429 with Retry-After': { fault: { status: 429, headers: { 'Retry-After': '1' } }, login: [unavailable, 1], token: [unavailable, 1] },
+  '429 with Retry-After': {
+    fault: { status: 429, headers: { 'Retry-After': '1' } },
+    login: [unavailable, 1],
+    token: [unavailable, 1],
+  },
   '429 without Retry-After': { fault: { status: 429 }, login: [unavailable, all], token: [unavailable, all] },
   '400': { fault: { status: 400 }, login: [{ code: 'LOGIN_REJECTED' }, 1], token: ['recovered', 2] },
   '401': { fault: { status: 401 }, login: [{ code: 'LOGIN_REJECTED' }, 1], token: ['recovered', 2] },
@@ -45,7 +49,11 @@ const matrix: Record<string, Row> = {
   '200 with malformed JSON': { fault: 'malformed', login: [invalid, 1], token: [invalid, 1] },
   '200 without an access token': { fault: 'no-access-token', login: [invalid, 1], token: [invalid, 1] },
   '200 with a huge body': { fault: 'huge', login: [invalid, 1], token: [invalid, 1] },
-  'redirect to another origin': { fault: { redirect: 'http://127.0.0.1:9/steal' }, login: [unavailable, 1], token: [unavailable, 1] },
+  'redirect to another origin': {
+    fault: { redirect: 'http://127.0.0.1:9/steal' },
+    login: [unavailable, 1],
+    token: [unavailable, 1],
+  },
 };
 
 async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -117,13 +125,16 @@ describe.each(cases)('%s on the %s call, %i waiting', (_name, route, waiting, ro
     if (outcome === 'recovered') {
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(waiting);
     } else {
-      const codes = results.map((r) => (r.status === 'rejected' && isTokenAuthError(r.reason) ? r.reason.code : r.status));
+      const codes = results.map((r) =>
+        r.status === 'rejected' && isTokenAuthError(r.reason) ? r.reason.code : r.status,
+      );
       expect(new Set(codes)).toEqual(new Set([outcome.code]));
       // One error for all, with the token call's (redacted) axios error as cause where there was an HTTP failure.
       const errors = new Set(results.map((r) => (r as PromiseRejectedResult).reason as Error));
       expect(errors.size).toBe(1);
       const [error] = errors;
-      if (row.fault !== 'malformed' && row.fault !== 'no-access-token') expect(axios.isAxiosError(error!.cause)).toBe(true);
+      if (row.fault !== 'malformed' && row.fault !== 'no-access-token')
+        expect(axios.isAxiosError(error!.cause)).toBe(true);
       // Nothing from the bad answer is stored: the pair is the one from before, or none.
       const after = await auth.getTokens();
       expect(after === null || after.access === before?.access).toBe(true);

@@ -7,11 +7,18 @@ import { FileTokenStore } from '../lib/stores/file.js';
 import type { FileTokenStoreOptions } from '../lib/stores/file.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
-import { expectLapsedHolderFencedOut, expectUnfencedWritesLand, PAIR_A, PAIR_B, PAIR_C, STALE, undoable } from './helpers/store-contract.js';
+import {
+  expectLapsedHolderFencedOut,
+  expectUnfencedWritesLand,
+  PAIR_A,
+  PAIR_B,
+  PAIR_C,
+  STALE,
+  undoable,
+} from './helpers/store-contract.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 
 closeEmulatorsAfterEach();
-
 
 let dir: string;
 let file: string;
@@ -111,7 +118,12 @@ describe('FileTokenStore: reading and writing', () => {
       await writeFile(file, content);
       const tokens = store();
 
-      for (const operation of [() => tokens.get(), () => tokens.set(PAIR_A), () => tokens.set(PAIR_A, Date.now() + 60_000), () => tokens.clear()]) {
+      for (const operation of [
+        () => tokens.get(),
+        () => tokens.set(PAIR_A),
+        () => tokens.set(PAIR_A, Date.now() + 60_000),
+        () => tokens.clear(),
+      ]) {
         const error = (await operation().then(
           () => undefined,
           (reason: unknown) => reason,
@@ -167,7 +179,18 @@ describe('FileTokenStore: lock', () => {
   it('grants each lock a greater fence than the last, even within one millisecond', async () => {
     jest.useFakeTimers({
       now: Date.now(),
-      doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'],
+      doNotFake: [
+        'hrtime',
+        'nextTick',
+        'performance',
+        'queueMicrotask',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
     });
     try {
       const first = await store().lock();
@@ -328,11 +351,15 @@ describe('FileTokenStore: what a killed writer leaves', () => {
 
 describe('FileTokenStore: options', () => {
   it('says what it got for a `watch` that is not a boolean, a string in quotes', () => {
-    expect(() => new FileTokenStore(file, { watch: 'false' as unknown as boolean })).toThrow('`watch` must be true or false; got "false".');
+    expect(() => new FileTokenStore(file, { watch: 'false' as unknown as boolean })).toThrow(
+      '`watch` must be true or false; got "false".',
+    );
   });
 
   it('refuses null options with a TypeError that says what options are', () => {
-    expect(() => new FileTokenStore(file, null as unknown as FileTokenStoreOptions)).toThrow(/the options must be an object/);
+    expect(() => new FileTokenStore(file, null as unknown as FileTokenStoreOptions)).toThrow(
+      /the options must be an object/,
+    );
   });
 
   it.each<[string, unknown]>([
@@ -360,13 +387,19 @@ describe('FileTokenStore: options', () => {
   });
 
   it('accepts the documented options', () => {
-    expect(() => new FileTokenStore(file, { lockTtlMs: 1_000, lockTimeoutMs: 1, pollMs: 1, watch: false })).not.toThrow();
+    expect(
+      () => new FileTokenStore(file, { lockTtlMs: 1_000, lockTimeoutMs: 1, pollMs: 1, watch: false }),
+    ).not.toThrow();
   });
 });
 
 describe('FileTokenStore: with the plugin', () => {
   it('gives two instances on one file one login and one refresh per expiry, and a restart no login', async () => {
-    await expectOneClientForTwoHolders(await emulator(), () => new FileTokenStore(file), (auth) => undo.push(() => auth.eject()));
+    await expectOneClientForTwoHolders(
+      await emulator(),
+      () => new FileTokenStore(file),
+      (auth) => undo.push(() => auth.eject()),
+    );
     expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 });

@@ -99,7 +99,12 @@ describe.each(EACH_KIND)('a process killed while it holds the lock of %s', (_nam
     const service = await emulator();
     // A lease far shorter than the wait for the lock: a survivor that got the lock by giving up waiting would
     // report a STORE_FAILED failure, and would have waited 20 s.
-    const fleet = await start({ count: 4, emulatorUrl: service.url, store: await makeStore(), lock: { lockTtlMs: 1_500, lockTimeoutMs: 20_000 } });
+    const fleet = await start({
+      count: 4,
+      emulatorUrl: service.url,
+      store: await makeStore(),
+      lock: { lockTtlMs: 1_500, lockTimeoutMs: 20_000 },
+    });
     expect(sumBursts(await fleet.burst(10)).ok).toBe(40);
     service.inject('token', 'hang', 1);
     service.expireAccessTokens();
@@ -113,9 +118,13 @@ describe.each(EACH_KIND)('a process killed while it holds the lock of %s', (_nam
 
     const settled = await Promise.allSettled(bursts);
     const survivors = fleet.workers.filter((worker) => worker !== holder);
-    const replies = settled.filter((result): result is PromiseFulfilledResult<BurstReply> => result.status === 'fulfilled').map((result) => result.value);
+    const replies = settled
+      .filter((result): result is PromiseFulfilledResult<BurstReply> => result.status === 'fulfilled')
+      .map((result) => result.value);
     const killed = settled[fleet.workers.indexOf(holder)];
-    expect(killed?.status === 'rejected' && killed.reason instanceof WorkerExitedError && killed.reason.expected).toBe(true);
+    expect(killed?.status === 'rejected' && killed.reason instanceof WorkerExitedError && killed.reason.expected).toBe(
+      true,
+    );
     expect(replies).toHaveLength(3);
 
     const total = sumBursts(replies);
@@ -127,7 +136,11 @@ describe.each(EACH_KIND)('a process killed while it holds the lock of %s', (_nam
     expect(countEvents(replies, 'refresh')).toBe(1);
     // They got the lock through the lapsed lease, not by giving up on it: that would be a STORE_FAILED failure.
     const survivorEvents = survivors.flatMap((worker) => worker.events);
-    expect(survivorEvents.filter((event) => (event.name === 'failure' && event.code === 'STORE_FAILED') || event.name === 'lock-failed')).toEqual([]);
+    expect(
+      survivorEvents.filter(
+        (event) => (event.name === 'failure' && event.code === 'STORE_FAILED') || event.name === 'lock-failed',
+      ),
+    ).toEqual([]);
     expect(survivorEvents.filter((event) => event.name === 'lock-acquired').length).toBeGreaterThanOrEqual(1);
   }, 30_000);
 });
@@ -160,34 +173,42 @@ const LAPSING_STORES = [
   ['a token file', fileStore, plantLockFile],
 ] as const;
 
-describe.each(LAPSING_STORES)('8 processes waiting on a lock of %s whose holder is gone', (_name, makeStore, plantLock) => {
-  it('hand it to one of them when the lease lapses: one refresh per expiry, no refused token call, no second login', async () => {
-    const service = await emulator();
-    const store = await makeStore();
-    const fleet = await start({ count: 8, emulatorUrl: service.url, store, lock: { lockTtlMs: STOPPED_LEASE_MS, lockTimeoutMs: 20_000 } });
-    expect(sumBursts(await fleet.burst(5)).ok).toBe(40);
+describe.each(LAPSING_STORES)(
+  '8 processes waiting on a lock of %s whose holder is gone',
+  (_name, makeStore, plantLock) => {
+    it('hand it to one of them when the lease lapses: one refresh per expiry, no refused token call, no second login', async () => {
+      const service = await emulator();
+      const store = await makeStore();
+      const fleet = await start({
+        count: 8,
+        emulatorUrl: service.url,
+        store,
+        lock: { lockTtlMs: STOPPED_LEASE_MS, lockTimeoutMs: 20_000 },
+      });
+      expect(sumBursts(await fleet.burst(5)).ok).toBe(40);
 
-    // Each round, all eight wait on the same dead lease and try for the lock as it lapses: the moment two
-    // processes must not both win.
-    const refusedPerLapse: number[] = [];
-    const rounds: BurstReply[][] = [];
-    for (let lapse = 1; lapse <= LAPSES; lapse += 1) {
-      const refused = service.counters.rejected;
-      await plantLock(store);
-      service.expireAccessTokens();
-      rounds.push(await fleet.burst(5));
-      // A second holder refreshes with the refresh token the first one has just spent: the service refuses it.
-      refusedPerLapse.push(service.counters.rejected - refused);
-    }
+      // Each round, all eight wait on the same dead lease and try for the lock as it lapses: the moment two
+      // processes must not both win.
+      const refusedPerLapse: number[] = [];
+      const rounds: BurstReply[][] = [];
+      for (let lapse = 1; lapse <= LAPSES; lapse += 1) {
+        const refused = service.counters.rejected;
+        await plantLock(store);
+        service.expireAccessTokens();
+        rounds.push(await fleet.burst(5));
+        // A second holder refreshes with the refresh token the first one has just spent: the service refuses it.
+        refusedPerLapse.push(service.counters.rejected - refused);
+      }
 
-    const total = sumBursts(rounds.flat());
-    expect(total.errors).toEqual([]);
-    expect(total).toMatchObject({ ok: 8 * 5 * LAPSES, failed: 0 });
-    expect(refusedPerLapse).toEqual(Array.from({ length: LAPSES }, () => 0));
-    expect(service.counters).toMatchObject({ logins: 1, refreshes: LAPSES, rejected: 0 });
-    expect(total.events.filter((event) => event.name === 'failure')).toEqual([]);
-  }, 45_000);
-});
+      const total = sumBursts(rounds.flat());
+      expect(total.errors).toEqual([]);
+      expect(total).toMatchObject({ ok: 8 * 5 * LAPSES, failed: 0 });
+      expect(refusedPerLapse).toEqual(Array.from({ length: LAPSES }, () => 0));
+      expect(service.counters).toMatchObject({ logins: 1, refreshes: LAPSES, rejected: 0 });
+      expect(total.events.filter((event) => event.name === 'failure')).toEqual([]);
+    }, 45_000);
+  },
+);
 
 describe.each(EACH_KIND)('a process restarted on %s', (_name, makeStore) => {
   it('takes the stored pair: still 1 login and no refresh', async () => {

@@ -27,7 +27,9 @@ describe('login with nothing stored', () => {
     const login = service.received.find((entry) => entry.route === 'login');
     expect(login?.authorization).toBe(`Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`, 'utf8').toString('base64')}`);
     expect(login?.path).toBe(LOGIN);
-    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([`Bearer ${service.issued[0]}`]);
+    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([
+      `Bearer ${service.issued[0]}`,
+    ]);
   });
 
   it('asks a credentials function only when a login is needed, and accepts an async one', async () => {
@@ -46,7 +48,11 @@ describe('login with nothing stored', () => {
 
     const results = await burst(3, () => api.get('/orders'));
 
-    expect(results.map((r) => r.status === 'rejected' && isTokenAuthError(r.reason) && r.reason.code)).toEqual(['NO_CREDENTIALS', 'NO_CREDENTIALS', 'NO_CREDENTIALS']);
+    expect(results.map((r) => r.status === 'rejected' && isTokenAuthError(r.reason) && r.reason.code)).toEqual([
+      'NO_CREDENTIALS',
+      'NO_CREDENTIALS',
+      'NO_CREDENTIALS',
+    ]);
     expect(service.received).toHaveLength(0);
   });
 

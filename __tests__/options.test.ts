@@ -16,22 +16,54 @@ function attachWith(options: Record<string, unknown>, instance = axios.create({ 
 
 describe('bad options fail at attach time with a TypeError that names the option', () => {
   it.each<[string, () => unknown, RegExp]>([
-    ['no options', () => attachTokenAuth(axios.create({ baseURL: API }), undefined as never), /options object with `credentials`/],
+    [
+      'no options',
+      () => attachTokenAuth(axios.create({ baseURL: API }), undefined as never),
+      /options object with `credentials`/,
+    ],
     ['no credentials', () => attachTokenAuth(axios.create({ baseURL: API }), {} as never), /`credentials` is required/],
-    ['credentials without a password', attachWith({ credentials: { username: 'jane' } }), /`credentials` must have a string `username` and a string `password`/],
-    ['a misspelt option', attachWith({ authBaseUrl: 'https://auth.test' }), /unknown option `authBaseUrl`; did you mean `authBaseURL`\?/],
+    [
+      'credentials without a password',
+      attachWith({ credentials: { username: 'jane' } }),
+      /`credentials` must have a string `username` and a string `password`/,
+    ],
+    [
+      'a misspelt option',
+      attachWith({ authBaseUrl: 'https://auth.test' }),
+      /unknown option `authBaseUrl`; did you mean `authBaseURL`\?/,
+    ],
     ['an unknown option', attachWith({ retries: 3 }), /unknown option `retries`\. Known options: credentials/],
-    ['a parser that is not a function', attachWith({ parseTokens: 'json' }), /`parseTokens` must be a function, got the string "json"/],
+    [
+      'a parser that is not a function',
+      attachWith({ parseTokens: 'json' }),
+      /`parseTokens` must be a function, got the string "json"/,
+    ],
     ['a negative timeout', attachWith({ tokenTimeoutMs: -1 }), /`tokenTimeoutMs` must be a number of milliseconds/],
     ['fractional retries', attachWith({ tokenRetries: 1.5 }), /`tokenRetries` must be a whole number of times/],
-    ['a margin as long as the lifetime', attachWith({ expiryMarginMs: 60_000, accessTokenLifetimeMs: 60_000 }), /`expiryMarginMs` \(60000\) must be shorter than `accessTokenLifetimeMs`/],
+    [
+      'a margin as long as the lifetime',
+      attachWith({ expiryMarginMs: 60_000, accessTokenLifetimeMs: 60_000 }),
+      /`expiryMarginMs` \(60000\) must be shorter than `accessTokenLifetimeMs`/,
+    ],
     ['an empty path', attachWith({ loginPath: '' }), /`loginPath` must be a non-empty string/],
-    ['a store without clear', attachWith({ store: { get() {}, set() {} } }), /`store` must implement get, set and clear .*missing clear/],
+    [
+      'a store without clear',
+      attachWith({ store: { get() {}, set() {} } }),
+      /`store` must implement get, set and clear .*missing clear/,
+    ],
     ['origins as a string', attachWith({ origins: API }), /`origins` must be an array/],
     ['an origin without scheme', attachWith({ origins: ['api.test'] }), /`origins` entries must be absolute origins/],
     ['a relative authBaseURL', attachWith({ authBaseURL: '/auth' }), /`authBaseURL` must be an absolute URL/],
-    ['no baseURL and no authBaseURL', attachWith({}, axios.create()), /the instance has no absolute `baseURL`, so `authBaseURL` is required/],
-    ['something that is not an instance', () => attachTokenAuth({} as never, { credentials }), /first argument must be an axios instance/],
+    [
+      'no baseURL and no authBaseURL',
+      attachWith({}, axios.create()),
+      /the instance has no absolute `baseURL`, so `authBaseURL` is required/,
+    ],
+    [
+      'something that is not an instance',
+      () => attachTokenAuth({} as never, { credentials }),
+      /first argument must be an axios instance/,
+    ],
   ])('%s', (_name, attach, message) => {
     expect(attach).toThrow(TypeError);
     expect(attach).toThrow(message);
@@ -45,7 +77,13 @@ describe('bad options fail at attach time with a TypeError that names the option
 
   it('keeps the defaults in one frozen object', () => {
     expect(Object.isFrozen(DEFAULTS)).toBe(true);
-    expect(DEFAULTS).toMatchObject({ loginPath: '/auth/api/v1/accounts/login', tokenPath: '/auth/api/v1/accounts/token', accessTokenLifetimeMs: 2_700_000, tokenTimeoutMs: 15_000, loginCooldownMs: 60_000 });
+    expect(DEFAULTS).toMatchObject({
+      loginPath: '/auth/api/v1/accounts/login',
+      tokenPath: '/auth/api/v1/accounts/token',
+      accessTokenLifetimeMs: 2_700_000,
+      tokenTimeoutMs: 15_000,
+      loginCooldownMs: 60_000,
+    });
     expect(DEFAULTS.refreshRequest('r-1')).toEqual({ data: { refresh_token: 'r-1' } });
   });
 });
@@ -71,7 +109,8 @@ describe('attach and eject', () => {
     type Walkable = { forEach(visit: (handler: unknown) => void): void };
     const count = () => {
       let n = 0;
-      for (const manager of [api.interceptors.request, api.interceptors.response]) (manager as unknown as Walkable).forEach(() => (n += 1));
+      for (const manager of [api.interceptors.request, api.interceptors.response])
+        (manager as unknown as Walkable).forEach(() => (n += 1));
       return n;
     };
     api.interceptors.request.use((config) => config);
@@ -103,7 +142,8 @@ describe('the handle', () => {
   it('emits login, refresh, replay and logout events, and on() returns an unsubscribe function', async () => {
     const { service, api, auth } = rig();
     const seen: Array<[keyof TokenAuthEvents, unknown]> = [];
-    const listen = <E extends keyof TokenAuthEvents>(event: E) => auth.on(event, (payload) => seen.push([event, payload]));
+    const listen = <E extends keyof TokenAuthEvents>(event: E) =>
+      auth.on(event, (payload) => seen.push([event, payload]));
     const stops = (['login', 'refresh', 'replay', 'logout', 'failure', 'adopt'] as const).map(listen);
 
     await api.get('/orders');

@@ -21,7 +21,9 @@ function watchedHost(origin: string, service?: FakeTokenService): Array<string |
       const authorization = this.req.headers.authorization;
       seen.push(authorization);
       const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
-      return token !== undefined && service?.validAccess.has(token) ? [200, { ok: true }] : [401, { detail: 'Authentication credentials were not provided.' }];
+      return token !== undefined && service?.validAccess.has(token)
+        ? [200, { ok: true }]
+        : [401, { detail: 'Authentication credentials were not provided.' }];
     });
   return seen;
 }
@@ -46,7 +48,9 @@ describe('default origins: those of baseURL and authBaseURL', () => {
     await api.get('https://API.test:443/b');
 
     const access = service.issued[0];
-    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => [entry.path, entry.authorization])).toEqual([
+    expect(
+      service.received.filter((entry) => entry.route === 'data').map((entry) => [entry.path, entry.authorization]),
+    ).toEqual([
       ['/a', `Bearer ${access}`],
       ['/b', `Bearer ${access}`],
     ]);
@@ -191,7 +195,9 @@ describe('explicit origins', () => {
     expect(lookalike).toEqual([undefined]);
     // The baseURL origin is not listed, so it gets nothing and its 401 is the caller's.
     expect(own.response?.status).toBe(401);
-    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([undefined]);
+    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([
+      undefined,
+    ]);
     expect([service.count('login'), service.count('token')]).toEqual([1, 0]);
   });
 
@@ -240,7 +246,9 @@ describe('skipAuth', () => {
 
     await failureOf(api.get('/public', { skipAuth: true, headers: { Authorization: 'Bearer caller-owned' } }));
 
-    expect(service.received.map((entry) => [entry.route, entry.authorization])).toEqual([['data', 'Bearer caller-owned']]);
+    expect(service.received.map((entry) => [entry.route, entry.authorization])).toEqual([
+      ['data', 'Bearer caller-owned'],
+    ]);
     expect(await auth.getTokens()).toBeNull();
     expect(auth.stats()).toEqual({ logins: 0, refreshes: 0, replays: 0, failures: 0 });
   });
@@ -257,7 +265,9 @@ describe('allowAbsoluteUrls: false', () => {
     expect(response.status).toBe(200);
     expect(response.data.path).toBe('/https://third.test/steal');
     expect(third).toEqual([]);
-    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([`Bearer ${service.issued[0]}`]);
+    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([
+      `Bearer ${service.issued[0]}`,
+    ]);
   });
 
   it('does the same when set on the request alone', async () => {

@@ -12,7 +12,12 @@ const fixtures = join(__dirname, 'fixtures', 'consumer');
 let project: string;
 
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
-  return execFileSync(command, args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync(command, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 beforeAll(() => {
@@ -32,17 +37,47 @@ afterAll(() => {
 });
 
 it('ships only the built files and the README', () => {
-  const files = run('tar', ['-tzf', join(project, readdirSync(project).find((name) => name.endsWith('.tgz'))!)], project).split('\n').filter(Boolean);
-  expect(files).toEqual(expect.arrayContaining(['package/package.json', 'package/README.md', 'package/dist/cjs/index.js', 'package/dist/cjs/index.d.ts', 'package/dist/esm/index.js', 'package/dist/esm/index.d.ts']));
+  const files = run(
+    'tar',
+    [
+      '-tzf',
+      join(
+        project,
+        readdirSync(project).find((name) => name.endsWith('.tgz'))!,
+      ),
+    ],
+    project,
+  )
+    .split('\n')
+    .filter(Boolean);
+  expect(files).toEqual(
+    expect.arrayContaining([
+      'package/package.json',
+      'package/README.md',
+      'package/dist/cjs/index.js',
+      'package/dist/cjs/index.d.ts',
+      'package/dist/esm/index.js',
+      'package/dist/esm/index.d.ts',
+    ]),
+  );
   expect(files.filter((file) => !/^package\/(dist\/|package\.json$|README\.md$|LICENSE$)/.test(file))).toEqual([]);
 });
 
-it.each(['use.cjs', 'use.mjs'])('works from %s: logs in, renews after an expiry, on its own emulator subpath', async (script) => {
-  const output = await new Promise<string>((resolve, reject) => {
-    execFile('node', [script], { cwd: project }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)));
-  });
-  expect(JSON.parse(output)).toEqual({ status: 200, stats: { logins: 1, refreshes: 1, replays: 1, failures: 0 }, guard: 'function' });
-});
+it.each(['use.cjs', 'use.mjs'])(
+  'works from %s: logs in, renews after an expiry, on its own emulator subpath',
+  async (script) => {
+    const output = await new Promise<string>((resolve, reject) => {
+      execFile('node', [script], { cwd: project }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+      );
+    });
+    expect(JSON.parse(output)).toEqual({
+      status: 200,
+      stats: { logins: 1, refreshes: 1, replays: 1, failures: 0 },
+      guard: 'function',
+    });
+  },
+);
 
 it.each([
   ['node16', 'node16'],
@@ -50,35 +85,58 @@ it.each([
   ['node10', 'commonjs'],
 ])('type-checks for a TypeScript consumer with moduleResolution %s', (moduleResolution, module) => {
   const tsc = join(root, 'node_modules', '.bin', 'tsc');
-  const args = ['--noEmit', '--strict', '--skipLibCheck', '--lib', 'es2022,dom', '--module', module, '--moduleResolution', moduleResolution, 'use.ts'];
+  const args = [
+    '--noEmit',
+    '--strict',
+    '--skipLibCheck',
+    '--lib',
+    'es2022,dom',
+    '--module',
+    module,
+    '--moduleResolution',
+    moduleResolution,
+    'use.ts',
+  ];
   expect(() => run(tsc, args, project)).not.toThrow();
 });
 
 it('serves the stores on their own subpaths, from CommonJS and ESM', async () => {
   const node = (script: string) =>
     new Promise<unknown>((done, reject) => {
-      execFile('node', [script], { cwd: project }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : done(JSON.parse(stdout))));
+      execFile('node', [script], { cwd: project }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : done(JSON.parse(stdout)),
+      );
     });
   expect(await node('stores.cjs')).toEqual({ logins: 1, redis: 'function' });
   expect(await node('stores.mjs')).toEqual({ file: 'function', redis: 'function' });
 });
 
-it.each(['esm', 'cjs'])('keeps Node built-ins and ioredis out of everything the main %s entry loads, so browser bundles stay clean', (format) => {
-  const dist = join(project, 'node_modules', 'axios-token-keeper', 'dist', format);
-  const loaded = new Set<string>();
-  const external = new Set<string>();
-  const visit = (file: string): void => {
-    if (loaded.has(file)) return;
-    loaded.add(file);
-    const source = readFileSync(file, 'utf8');
-    for (const [, specifier] of source.matchAll(/(?:from\s+|import\s*\(?\s*|require\()\s*['"]([^'"]+)['"]/g)) {
-      if (specifier!.startsWith('.')) visit(resolve(dirname(file), specifier!.endsWith('.js') ? specifier! : `${specifier}.js`));
-      else external.add(specifier!);
-    }
-  };
-  visit(join(dist, 'index.js'));
+it.each(['esm', 'cjs'])(
+  'keeps Node built-ins and ioredis out of everything the main %s entry loads, so browser bundles stay clean',
+  (format) => {
+    const dist = join(project, 'node_modules', 'axios-token-keeper', 'dist', format);
+    const loaded = new Set<string>();
+    const external = new Set<string>();
+    const visit = (file: string): void => {
+      if (loaded.has(file)) return;
+      loaded.add(file);
+      const source = readFileSync(file, 'utf8');
+      for (const [, specifier] of source.matchAll(/(?:from\s+|import\s*\(?\s*|require\()\s*['"]([^'"]+)['"]/g)) {
+        if (specifier!.startsWith('.'))
+          visit(resolve(dirname(file), specifier!.endsWith('.js') ? specifier! : `${specifier}.js`));
+        else external.add(specifier!);
+      }
+    };
+    visit(join(dist, 'index.js'));
 
-  expect(loaded.size).toBeGreaterThan(5);
-  expect([...loaded].filter((file) => file.includes('stores/file') || file.includes('stores/redis') || file.includes('emulator'))).toEqual([]);
-  expect([...external].filter((name) => name.startsWith('node:') || builtinModules.includes(name) || name === 'ioredis')).toEqual([]);
-});
+    expect(loaded.size).toBeGreaterThan(5);
+    expect(
+      [...loaded].filter(
+        (file) => file.includes('stores/file') || file.includes('stores/redis') || file.includes('emulator'),
+      ),
+    ).toEqual([]);
+    expect(
+      [...external].filter((name) => name.startsWith('node:') || builtinModules.includes(name) || name === 'ioredis'),
+    ).toEqual([]);
+  },
+);

@@ -7,23 +7,40 @@ import { burst, rig, useNock } from './helpers/setup.js';
 useNock();
 
 describe('parseTokenBody', () => {
-  it.each(['access', 'access_token', 'accessToken'])('reads the access token as `%s`, at the top level and under `data`', (key) => {
-    expect(parseTokenBody({ [key]: 'acc' })).toStrictEqual({ access: 'acc' });
-    expect(parseTokenBody({ status: true, data: { [key]: 'acc' } })).toStrictEqual({ access: 'acc' });
-  });
+  it.each(['access', 'access_token', 'accessToken'])(
+    'reads the access token as `%s`, at the top level and under `data`',
+    (key) => {
+      expect(parseTokenBody({ [key]: 'acc' })).toStrictEqual({ access: 'acc' });
+      expect(parseTokenBody({ status: true, data: { [key]: 'acc' } })).toStrictEqual({ access: 'acc' });
+    },
+  );
 
-  it.each(['refresh', 'refresh_token', 'refreshToken'])('reads the refresh token as `%s`, at the top level and under `data`', (key) => {
-    expect(parseTokenBody({ access: 'acc', [key]: 'ref' })).toStrictEqual({ access: 'acc', refresh: 'ref' });
-    expect(parseTokenBody({ data: { access_token: 'acc', [key]: 'ref' } })).toStrictEqual({ access: 'acc', refresh: 'ref' });
-  });
+  it.each(['refresh', 'refresh_token', 'refreshToken'])(
+    'reads the refresh token as `%s`, at the top level and under `data`',
+    (key) => {
+      expect(parseTokenBody({ access: 'acc', [key]: 'ref' })).toStrictEqual({ access: 'acc', refresh: 'ref' });
+      expect(parseTokenBody({ data: { access_token: 'acc', [key]: 'ref' } })).toStrictEqual({
+        access: 'acc',
+        refresh: 'ref',
+      });
+    },
+  );
 
-  it.each(['expires_in', 'expiresIn'])('reads the lifetime in seconds as `%s`, at the top level and under `data`', (key) => {
-    expect(parseTokenBody({ access: 'acc', [key]: 300 })).toStrictEqual({ access: 'acc', expiresIn: 300 });
-    expect(parseTokenBody({ data: { accessToken: 'acc', [key]: 300 } })).toStrictEqual({ access: 'acc', expiresIn: 300 });
-  });
+  it.each(['expires_in', 'expiresIn'])(
+    'reads the lifetime in seconds as `%s`, at the top level and under `data`',
+    (key) => {
+      expect(parseTokenBody({ access: 'acc', [key]: 300 })).toStrictEqual({ access: 'acc', expiresIn: 300 });
+      expect(parseTokenBody({ data: { accessToken: 'acc', [key]: 300 } })).toStrictEqual({
+        access: 'acc',
+        expiresIn: 300,
+      });
+    },
+  );
 
   it("reads the real service's answer and the seed's", () => {
-    expect(parseTokenBody({ status: true, data: { access_token: 'acc', refresh_token: 'ref', expires_in: 2700 } })).toStrictEqual({
+    expect(
+      parseTokenBody({ status: true, data: { access_token: 'acc', refresh_token: 'ref', expires_in: 2700 } }),
+    ).toStrictEqual({
       access: 'acc',
       refresh: 'ref',
       expiresIn: 2700,
@@ -36,7 +53,10 @@ describe('parseTokenBody', () => {
     expect(parseTokenBody({ access: '', access_token: 'acc' })).toStrictEqual({ access: 'acc' });
     expect(parseTokenBody({ access: '', data: { access: 'inner' } })).toStrictEqual({ access: 'inner' });
     expect(parseTokenBody({ access: 'acc', refresh: '' })).toStrictEqual({ access: 'acc' });
-    expect(parseTokenBody({ access: 'acc', refresh: '', refreshToken: 'ref' })).toStrictEqual({ access: 'acc', refresh: 'ref' });
+    expect(parseTokenBody({ access: 'acc', refresh: '', refreshToken: 'ref' })).toStrictEqual({
+      access: 'acc',
+      refresh: 'ref',
+    });
   });
 
   it('ignores a lifetime that is not a positive number', () => {
@@ -53,7 +73,17 @@ describe('parseTokenBody', () => {
   });
 
   it('gives undefined for anything but an object with an access token', () => {
-    for (const body of [undefined, null, '', 'access=acc', 42, true, [{ access: 'acc' }], {}, { status: true, data: { token: 'acc' } }]) {
+    for (const body of [
+      undefined,
+      null,
+      '',
+      'access=acc',
+      42,
+      true,
+      [{ access: 'acc' }],
+      {},
+      { status: true, data: { token: 'acc' } },
+    ]) {
       expect(parseTokenBody(body)).toBeUndefined();
     }
   });
@@ -168,12 +198,17 @@ describe('a custom refreshRequest and parseTokens for a service of another shape
   const RENEW = '/auth/v2/session/renew';
 
   it('sends the refresh token where refreshRequest puts it and reads the answer with parseTokens', async () => {
-    const refreshRequest = (refreshToken: string): RefreshRequest => ({ headers: { 'X-Session-Renewal': refreshToken }, params: { grant: 'renewal' } });
+    const refreshRequest = (refreshToken: string): RefreshRequest => ({
+      headers: { 'X-Session-Renewal': refreshToken },
+      params: { grant: 'renewal' },
+    });
     // The login answers the seed shape; the renewal answers { session: { jwt, renewal } }.
     const parseTokens = (body: unknown): ParsedTokens | undefined => {
       const session = (body as { session?: { jwt?: unknown; renewal?: unknown } } | null)?.session;
       if (session === undefined) return parseTokenBody(body);
-      return typeof session.jwt === 'string' ? { access: session.jwt, ...(typeof session.renewal === 'string' ? { refresh: session.renewal } : {}) } : undefined;
+      return typeof session.jwt === 'string'
+        ? { access: session.jwt, ...(typeof session.renewal === 'string' ? { refresh: session.renewal } : {}) }
+        : undefined;
     };
     const { service, api, auth } = rig({ tokenPath: RENEW, refreshRequest, parseTokens });
     const renewals: { header: unknown; body: string }[] = [];
@@ -185,7 +220,8 @@ describe('a custom refreshRequest and parseTokens for a service of another shape
       .reply(function (this: nock.ReplyFnContext, _uri: string, body: unknown) {
         const presented = this.req.headers['x-session-renewal'];
         renewals.push({ header: presented, body: typeof body === 'string' ? body : JSON.stringify(body) });
-        if (typeof presented !== 'string' || !service.validRefresh.delete(presented)) return [401, { detail: 'bad renewal' }];
+        if (typeof presented !== 'string' || !service.validRefresh.delete(presented))
+          return [401, { detail: 'bad renewal' }];
         serial += 1;
         const session = { jwt: `custom-acc-${serial}`, renewal: `custom-ref-${serial}` };
         service.validAccess.add(session.jwt);

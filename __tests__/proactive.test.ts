@@ -15,7 +15,10 @@ type ClockedRig = Rig & { clock: ReturnType<typeof manualClock>; refreshReasons:
  * A rig on a clock the test moves, with the service's JWT clock tied to it. `steer` sets up the service before the
  * first request logs in.
  */
-async function primed(options: Partial<TokenAuthOptions> = {}, steer: (service: FakeTokenService, now: () => number) => void = () => {}): Promise<ClockedRig> {
+async function primed(
+  options: Partial<TokenAuthOptions> = {},
+  steer: (service: FakeTokenService, now: () => number) => void = () => {},
+): Promise<ClockedRig> {
   const clock = manualClock();
   const setup = rig({ clock: clock.now, ...options });
   setup.service.clockSec = () => Math.floor(clock.now() / 1000);

@@ -22,11 +22,26 @@ type Step =
 const faults: EmulatorFault[] = [{ status: 503 }, { status: 500 }, { status: 429 }, 'drop', 'reset'];
 
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('burst' as const), n: fc.integer({ min: 1, max: 12 }), path: fc.integer({ min: 0, max: 3 }), post: fc.boolean() }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('burst' as const),
+      n: fc.integer({ min: 1, max: 12 }),
+      path: fc.integer({ min: 0, max: 3 }),
+      post: fc.boolean(),
+    }),
+  },
   { weight: 2, arbitrary: fc.constant({ kind: 'expire' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'revoke' as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('latency' as const), ms: fc.integer({ min: 0, max: 25 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('fault' as const), route: fc.constantFrom('login' as const, 'token' as const), fault: fc.constantFrom(...faults) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('fault' as const),
+      route: fc.constantFrom('login' as const, 'token' as const),
+      fault: fc.constantFrom(...faults),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('pause' as const), ms: fc.integer({ min: 0, max: 15 }) }) },
 );
 
@@ -52,7 +67,10 @@ it('keeps its invariants under random schedules', async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), fc.boolean(), async (steps, locked) => {
       let latency = 0;
-      const service = await emulator({ log: false, latency: { data: ({ path }) => (path.endsWith('/0') ? latency : latency / 3) } });
+      const service = await emulator({
+        log: false,
+        latency: { data: ({ path }) => (path.endsWith('/0') ? latency : latency / 3) },
+      });
       const journal: Array<{ kind: 'set' | 'send'; access: string }> = [];
       const store = journaledStore(journal, locked);
       const api = axios.create({ baseURL: service.url });
@@ -97,7 +115,9 @@ it('keeps its invariants under random schedules', async () => {
 
       // Every request settles.
       let timer: NodeJS.Timeout | undefined;
-      const watchdog = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('a request never settled')), 15_000)));
+      const watchdog = new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error('a request never settled')), 15_000)),
+      );
       await Promise.race([Promise.allSettled(pending), watchdog]).finally(() => clearTimeout(timer));
 
       const counters = service.counters;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 // README examples are copies of files under examples/, which `npm test` type-checks: they cannot drift.
 const root = join(__dirname, '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
-const includes = [...readme.matchAll(/<!-- include: (\S+) -->\n```ts\n([\s\S]*?)```/g)];
+const includes = [...readme.matchAll(/<!-- include: (\S+) -->\n```tsx?\n([\s\S]*?)```/g)];
 
 it('shows at least the quick start from examples/', () => {
   expect(includes.map((match) => match[1])).toContain('examples/quick-start.ts');

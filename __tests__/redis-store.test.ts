@@ -9,13 +9,19 @@ import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisTokenStoreOptions } from '../lib/stores/redis.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { burst, fulfilled, until } from './helpers/flow.js';
-import { expectLapsedHolderFencedOut, expectUnfencedWritesLand, PAIR_A, PAIR_B, STALE, undoable } from './helpers/store-contract.js';
+import {
+  expectLapsedHolderFencedOut,
+  expectUnfencedWritesLand,
+  PAIR_A,
+  PAIR_B,
+  STALE,
+  undoable,
+} from './helpers/store-contract.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 import { startRedisServer } from './helpers/redis-server.js';
 import type { RedisServer } from './helpers/redis-server.js';
 
 closeEmulatorsAfterEach();
-
 
 let server: RedisServer;
 /** The test's own connection, to look at and plant keys. */
@@ -63,9 +69,16 @@ function subscriberOf(client: Redis): Redis {
 }
 
 /** A store on a connection of its own; with `pubsub`, on a subscriber connection too. */
-function store(options: Partial<RedisTokenStoreOptions> & { pubsub?: boolean } = {}, client = connection()): RedisTokenStore {
+function store(
+  options: Partial<RedisTokenStoreOptions> & { pubsub?: boolean } = {},
+  client = connection(),
+): RedisTokenStore {
   const { pubsub, ...rest } = options;
-  const created = new RedisTokenStore(client, { prefix, ...rest, ...(pubsub ? { subscriber: subscriberOf(client) } : {}) });
+  const created = new RedisTokenStore(client, {
+    prefix,
+    ...rest,
+    ...(pubsub ? { subscriber: subscriberOf(client) } : {}),
+  });
   if (pubsub) undo.push(() => created.close());
   return created;
 }
@@ -140,18 +153,21 @@ describe('RedisTokenStore: keys and values', () => {
   it.each([
     ['text that is not JSON', 'some-other-app-value'],
     ['JSON of something else', '{"access":"x"}'],
-  ])('rejects get() of %s at {prefix}:pair with an error naming the key, and leaves the value', async (_what, value) => {
-    await redis.set(key('pair'), value);
+  ])(
+    'rejects get() of %s at {prefix}:pair with an error naming the key, and leaves the value',
+    async (_what, value) => {
+      await redis.set(key('pair'), value);
 
-    const error = (await store()
-      .get()
-      .catch((reason: unknown) => reason)) as Error;
+      const error = (await store()
+        .get()
+        .catch((reason: unknown) => reason)) as Error;
 
-    expect(error).toBeInstanceOf(Error);
-    expect(error.message).toContain(key('pair'));
-    expect(error.message).toContain('point the store elsewhere or delete it');
-    expect(await redis.get(key('pair'))).toBe(value);
-  });
+      expect(error).toBeInstanceOf(Error);
+      expect(error.message).toContain(key('pair'));
+      expect(error.message).toContain('point the store elsewhere or delete it');
+      expect(await redis.get(key('pair'))).toBe(value);
+    },
+  );
 
   // lib/stores/lease.ts (pairFromJson) promises that a value that is not ours "is reported rather than overwritten, so
   // a wrong path or key loses nothing"; FileTokenStore keeps that promise in set() and clear(), the Redis WRITE does not.
@@ -299,7 +315,11 @@ describe('RedisTokenStore: pub/sub', () => {
       return lock;
     });
     // The waiter has tried once and found the lock taken: it sleeps now.
-    await eventually(async () => ((await redis.client('LIST')) as string).split('\n').some((line) => line.includes(` name=${waiterName} `) && line.includes(' cmd=eval ')));
+    await eventually(async () =>
+      ((await redis.client('LIST')) as string)
+        .split('\n')
+        .some((line) => line.includes(` name=${waiterName} `) && line.includes(' cmd=eval ')),
+    );
     expect(granted).toBeUndefined();
 
     await holder.release();
@@ -377,7 +397,9 @@ describe('RedisTokenStore: fences outlive their key', () => {
   });
 
   it('refuses a `keyTtlMs` no longer than `lockTtlMs`, which would let the fence expire under a held lock', () => {
-    expect(() => new RedisTokenStore(connection(), { prefix, keyTtlMs: 5_000, lockTtlMs: 5_000 })).toThrow(/`keyTtlMs` must be longer than `lockTtlMs`/);
+    expect(() => new RedisTokenStore(connection(), { prefix, keyTtlMs: 5_000, lockTtlMs: 5_000 })).toThrow(
+      /`keyTtlMs` must be longer than `lockTtlMs`/,
+    );
   });
 });
 
@@ -403,7 +425,10 @@ describe('RedisTokenStore: when Redis fails', () => {
     }
     expect(service.counters.logins).toBe(1);
     expect(failures).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^store: .*`lockTimeoutMs`/), expect.stringMatching(/^store: .*`tokenTimeoutMs`/)]),
+      expect.arrayContaining([
+        expect.stringMatching(/^store: .*`lockTimeoutMs`/),
+        expect.stringMatching(/^store: .*`tokenTimeoutMs`/),
+      ]),
     );
   });
 
@@ -463,7 +488,9 @@ describe('RedisTokenStore: options', () => {
 
   it('takes an ioredis client and `redis.duplicate()` as they are (type-checked by tsc)', async () => {
     // Never connects: lazyConnect opens no socket until a command is sent, and this store sends none.
-    expect(new RedisTokenStore(new Redis(server.url, { lazyConnect: true }), { prefix })).toBeInstanceOf(RedisTokenStore);
+    expect(new RedisTokenStore(new Redis(server.url, { lazyConnect: true }), { prefix })).toBeInstanceOf(
+      RedisTokenStore,
+    );
     const client = connection();
     const subscriber = client.duplicate();
     undo.push(() => subscriber.quit());
@@ -487,7 +514,9 @@ describe('RedisTokenStore: options', () => {
       try {
         tokens = store(options);
       } catch (error) {
-        return error instanceof TypeError && error.message.includes(`\`${name}\``) ? 'refused at construction' : `threw ${String(error)}`;
+        return error instanceof TypeError && error.message.includes(`\`${name}\``)
+          ? 'refused at construction'
+          : `threw ${String(error)}`;
       }
       try {
         const lock = await tokens.lock();
@@ -508,7 +537,11 @@ describe.each([
   ['without pub/sub', false],
 ])('RedisTokenStore: with the plugin, %s', (_how, pubsub) => {
   it('gives two instances on two connections one login and one refresh per expiry, and a restart no login', async () => {
-    await expectOneClientForTwoHolders(await emulator(), () => store({ pubsub }), (auth) => undo.push(() => auth.eject()));
+    await expectOneClientForTwoHolders(
+      await emulator(),
+      () => store({ pubsub }),
+      (auth) => undo.push(() => auth.eject()),
+    );
     expect(await keys()).toEqual([key('fence'), key('pair')]);
   });
 });

@@ -34,7 +34,6 @@ describe('each request is replayed at most once per renewal', () => {
     expect(auth.stats().replays).toBe(3);
   });
 
-
   it('hands the 401 of a replay to the caller as the axios error', async () => {
     const { service, api, auth } = await primedAndExpired();
     service.alwaysUnauthorized.add('/forbidden');
@@ -58,7 +57,8 @@ describe('each request is replayed at most once per renewal', () => {
     expect(service.count('token')).toBe(1);
 
     const sequential: number[] = [];
-    for (let i = 0; i < 5; i += 1) sequential.push(((await api.get('/forbidden').catch((e: AxiosError) => e)) as AxiosError).response?.status ?? 0);
+    for (let i = 0; i < 5; i += 1)
+      sequential.push(((await api.get('/forbidden').catch((e: AxiosError) => e)) as AxiosError).response?.status ?? 0);
     const concurrent = await burst(20, () => api.get('/forbidden'));
 
     expect(sequential).toEqual([401, 401, 401, 401, 401]);
@@ -129,7 +129,10 @@ describe('a replay keeps the request as sent', () => {
 
     const sends = service.received.filter((entry) => entry.path === '/things/1');
     expect(sends.map((entry) => entry.body)).toEqual([expected, expected]);
-    expect(sends.map((entry) => String(entry.headers['content-type']))).toEqual([expect.stringMatching(contentType), expect.stringMatching(contentType)]);
+    expect(sends.map((entry) => String(entry.headers['content-type']))).toEqual([
+      expect.stringMatching(contentType),
+      expect.stringMatching(contentType),
+    ]);
   });
 
   it.each(['get', 'delete', 'patch'] as const)('replays %s with its method', async (method) => {

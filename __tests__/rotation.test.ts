@@ -10,7 +10,9 @@ useNock();
 
 /** The refresh tokens the token calls carried, in order. */
 function refreshTokensSent(service: FakeTokenService): unknown[] {
-  return service.received.filter((entry) => entry.route === 'token').map((entry) => (JSON.parse(entry.body) as { refresh_token?: unknown }).refresh_token);
+  return service.received
+    .filter((entry) => entry.route === 'token')
+    .map((entry) => (JSON.parse(entry.body) as { refresh_token?: unknown }).refresh_token);
 }
 
 /** The calls that reached the service after the first `from`, as their routes. */
@@ -124,7 +126,10 @@ describe('the token call rejects the refresh token', () => {
     expect(routesSince(service, from).filter((route) => route !== 'data')).toEqual(['token', 'login']);
     const fresh = (await auth.getTokens())?.access;
     expect(fresh).toBe(service.issued[2]);
-    const replays = service.received.slice(from).filter((entry) => entry.route === 'data').slice(-n);
+    const replays = service.received
+      .slice(from)
+      .filter((entry) => entry.route === 'data')
+      .slice(-n);
     expect(new Set(replays.map((entry) => entry.authorization))).toEqual(new Set([`Bearer ${fresh}`]));
     expect(logins).toEqual(['no-token', 'refresh-rejected']);
     expect(auth.stats()).toMatchObject({ logins: 2, refreshes: 0, replays: n, failures: 1 });
@@ -160,7 +165,9 @@ describe('the login rejects the credentials', () => {
     expect(cause.response?.status).toBe(401);
     const basic = Buffer.from(`${USERNAME}:a password changed elsewhere`, 'utf8').toString('base64');
     expect(cause.config?.headers?.Authorization).toBe('Basic [REDACTED]');
-    expect(JSON.stringify({ message: error.message, cause: cause.message, config: cause.config, request: cause.request })).not.toContain(basic);
+    expect(
+      JSON.stringify({ message: error.message, cause: cause.message, config: cause.config, request: cause.request }),
+    ).not.toContain(basic);
     expect(service.count('login')).toBe(1);
     expect(service.count('data')).toBe(0);
   });
@@ -310,9 +317,9 @@ describe('two instances with one shared MemoryTokenStore', () => {
     expect(service.count('login')).toBe(1);
     expect(service.count('token')).toBe(0);
     expect(await b.auth.getTokens()).toEqual(await a.auth.getTokens());
-    expect(new Set(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization))).toEqual(
-      new Set([`Bearer ${service.issued[0]}`]),
-    );
+    expect(
+      new Set(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)),
+    ).toEqual(new Set([`Bearer ${service.issued[0]}`]));
   });
 
   it.each([2, 20])('renew once in all when %i requests on both are refused at once after an expiry', async (n) => {

@@ -1,7 +1,15 @@
 import axios, { AxiosError, AxiosHeaders } from 'axios';
 import { TokenAuthError } from '../lib/index.js';
 import { E2E_PASSWORD, E2E_USER } from './helpers/emulator.js';
-import { findLeaks, isPluginRejection, KNOWN_CREDENTIALS, literalSecrets, preview, scanRecords, tokenShapedIn } from './helpers/scan-secrets.js';
+import {
+  findLeaks,
+  isPluginRejection,
+  KNOWN_CREDENTIALS,
+  literalSecrets,
+  preview,
+  scanRecords,
+  tokenShapedIn,
+} from './helpers/scan-secrets.js';
 import type { Finding } from './helpers/scan-secrets.js';
 import { PASSWORD, USERNAME } from './helpers/service.js';
 import { rig, useNock } from './helpers/setup.js';
@@ -22,16 +30,24 @@ const names = (findings: Finding[]) => findings.map((finding) => finding.secret)
 
 describe('findLeaks finds', () => {
   it('a token in the config header of a nested cause', () => {
-    const config = { url: '/orders', method: 'get', headers: new AxiosHeaders({ Authorization: `Bearer ${FAKE_ACCESS}` }) };
+    const config = {
+      url: '/orders',
+      method: 'get',
+      headers: new AxiosHeaders({ Authorization: `Bearer ${FAKE_ACCESS}` }),
+    };
     const axiosError = new AxiosError('Request failed with status code 503', 'ERR_BAD_RESPONSE', config as never);
-    const error = new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', 'The token service answered with an error.', { cause: new Error('wrapped', { cause: axiosError }) });
+    const error = new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', 'The token service answered with an error.', {
+      cause: new Error('wrapped', { cause: axiosError }),
+    });
 
     const findings = findLeaks(error, SECRETS);
 
     expect(findings).toHaveLength(1);
     expect(findings[0]!.secret).toMatch(/^token \(acc-\/ref-<n>-<nonce>\) "acc"… \(14 chars\)$/);
     expect(findings[0]!.paths).toContain('<value>.cause.cause.config.headers.Authorization');
-    expect(findings[0]!.seenIn).toEqual(expect.arrayContaining(['util.inspect(<value>.cause.cause)', 'JSON.stringify(<value>.cause.cause)']));
+    expect(findings[0]!.seenIn).toEqual(
+      expect.arrayContaining(['util.inspect(<value>.cause.cause)', 'JSON.stringify(<value>.cause.cause)']),
+    );
   });
 
   it('a Basic value in an event payload, known or only shaped like one', () => {
@@ -40,7 +56,9 @@ describe('findLeaks finds', () => {
     expect(known[0]!.paths).toEqual(['<value>.url']);
 
     const unknown = Buffer.from('someone:else entirely', 'utf8').toString('base64');
-    expect(names(findLeaks({ operation: 'login', note: `sent Authorization: Basic ${unknown}` }, SECRETS))).toEqual([`Basic value (base64 of user:password) ${preview(unknown)}`]);
+    expect(names(findLeaks({ operation: 'login', note: `sent Authorization: Basic ${unknown}` }, SECRETS))).toEqual([
+      `Basic value (base64 of user:password) ${preview(unknown)}`,
+    ]);
   });
 
   it('a JWT in a console line', () => {
@@ -53,27 +71,41 @@ describe('findLeaks finds', () => {
   });
 
   it('the test passwords, the emulator tokens, and secrets only a serialiser shows', () => {
-    expect(names(findLeaks(new Error(`no account matches ${E2E_USER}:${E2E_PASSWORD}`), SECRETS))).toEqual([`password of "ops user" ${preview(E2E_PASSWORD)}`]);
-    expect(names(findLeaks({ data: { refresh: EMULATOR_REFRESH } }, SECRETS))).toEqual([`token (acc_/ref_<hex>) ${preview(EMULATOR_REFRESH)}`]);
+    expect(names(findLeaks(new Error(`no account matches ${E2E_USER}:${E2E_PASSWORD}`), SECRETS))).toEqual([
+      `password of "ops user" ${preview(E2E_PASSWORD)}`,
+    ]);
+    expect(names(findLeaks({ data: { refresh: EMULATOR_REFRESH } }, SECRETS))).toEqual([
+      `token (acc_/ref_<hex>) ${preview(EMULATOR_REFRESH)}`,
+    ]);
     const findings = findLeaks({ toJSON: () => ({ leaked: FAKE_ACCESS }) }, SECRETS);
     expect(findings.map((finding) => [finding.seenIn, finding.paths])).toEqual([[['JSON.stringify(<value>)'], []]]);
   });
 
   it('cycles without looping, and prints no more of a secret than a short prefix', () => {
-    const looped: Record<string, unknown> = { config: { headers: { Authorization: `Bearer ${FAKE_ACCESS}` } }, password: PASSWORD };
+    const looped: Record<string, unknown> = {
+      config: { headers: { Authorization: `Bearer ${FAKE_ACCESS}` } },
+      password: PASSWORD,
+    };
     looped.self = looped;
 
     const findings = findLeaks(looped, SECRETS);
 
     expect(findings).toHaveLength(2);
     const report = JSON.stringify(findings);
-    for (const secret of [FAKE_ACCESS, PASSWORD, PASSWORD.slice(0, 5), FAKE_ACCESS.slice(0, 5)]) expect(report).not.toContain(secret);
+    for (const secret of [FAKE_ACCESS, PASSWORD, PASSWORD.slice(0, 5), FAKE_ACCESS.slice(0, 5)])
+      expect(report).not.toContain(secret);
   });
 });
 
 describe('findLeaks passes', () => {
   it.each<[string, unknown]>([
-    ['redacted headers', { headers: new AxiosHeaders({ Authorization: 'Bearer [REDACTED]', 'Proxy-Authorization': 'Basic [REDACTED]' }), data: '{"refresh_token":"[REDACTED]"}' }],
+    [
+      'redacted headers',
+      {
+        headers: new AxiosHeaders({ Authorization: 'Bearer [REDACTED]', 'Proxy-Authorization': 'Basic [REDACTED]' }),
+        data: '{"refresh_token":"[REDACTED]"}',
+      },
+    ],
     [
       'the plugin’s own messages',
       new TokenAuthError(
@@ -82,9 +114,22 @@ describe('findLeaks passes', () => {
         { status: 401 },
       ),
     ],
-    ['ordinary words', 'Basic auth with the access token and a refresh token; acc-repeated, ref-orphan-cafe, account-1-day, accessible'],
-    ['dotted names that are not JWTs', 'api.example.com v1.2.3 127.0.0.1 lib/events.ts a.b.c abcdefghijkl.mnopqrstu.vwxyz eyJub3QiOiJqd3QifQ.eyJhIjoxfQ.sig'],
-    ['event payloads', [{ reason: 'rejected', durationMs: 12 }, { method: 'GET', url: '/orders?page=2' }, { operation: 'refresh', code: 'REFRESH_REJECTED' }]],
+    [
+      'ordinary words',
+      'Basic auth with the access token and a refresh token; acc-repeated, ref-orphan-cafe, account-1-day, accessible',
+    ],
+    [
+      'dotted names that are not JWTs',
+      'api.example.com v1.2.3 127.0.0.1 lib/events.ts a.b.c abcdefghijkl.mnopqrstu.vwxyz eyJub3QiOiJqd3QifQ.eyJhIjoxfQ.sig',
+    ],
+    [
+      'event payloads',
+      [
+        { reason: 'rejected', durationMs: 12 },
+        { method: 'GET', url: '/orders?page=2' },
+        { operation: 'refresh', code: 'REFRESH_REJECTED' },
+      ],
+    ],
   ])('%s', (_what, value) => {
     expect(findLeaks(value, SECRETS, typeof value === 'string' ? [value] : [])).toEqual([]);
   });
@@ -105,8 +150,14 @@ describe('the setup file', () => {
   });
 
   it('counts a rejection as the plugin’s only when it is a TokenAuthError or its config bears the plugin’s mark', () => {
-    const plain = new AxiosError('Request failed', 'ERR_BAD_REQUEST', { headers: new AxiosHeaders(), [Symbol('another-plugin.state')]: {} } as never);
-    const marked = new AxiosError('Request failed', 'ERR_BAD_REQUEST', { headers: new AxiosHeaders(), [Symbol('axios-token-keeper.ticket')]: {} } as never);
+    const plain = new AxiosError('Request failed', 'ERR_BAD_REQUEST', {
+      headers: new AxiosHeaders(),
+      [Symbol('another-plugin.state')]: {},
+    } as never);
+    const marked = new AxiosError('Request failed', 'ERR_BAD_REQUEST', {
+      headers: new AxiosHeaders(),
+      [Symbol('axios-token-keeper.ticket')]: {},
+    } as never);
 
     expect(isPluginRejection(plain)).toBe(false);
     expect(isPluginRejection(marked)).toBe(true);
@@ -121,10 +172,18 @@ describe('the setup file', () => {
 
     await api.get('/orders');
     const refused = await api.get('/forbidden').catch((error: unknown) => error);
-    const plain = await axios.create({ baseURL: service.dataBase }).get('/forbidden').catch((error: unknown) => error);
+    const plain = await axios
+      .create({ baseURL: service.dataBase })
+      .get('/forbidden')
+      .catch((error: unknown) => error);
 
     const recorded = scanRecords().slice(before);
-    expect(recorded.map((entry) => entry.labels[0])).toEqual(['event "login"', 'event "refresh"', 'event "replay"', 'GET request rejected with AxiosError ERR_BAD_REQUEST']);
+    expect(recorded.map((entry) => entry.labels[0])).toEqual([
+      'event "login"',
+      'event "refresh"',
+      'event "replay"',
+      'GET request rejected with AxiosError ERR_BAD_REQUEST',
+    ]);
     expect(recorded[3]!.value).toBe(refused);
     expect(recorded.some((entry) => entry.value === plain)).toBe(false);
   });

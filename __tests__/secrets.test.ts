@@ -5,7 +5,15 @@ import { attachTokenAuth, isTokenAuthError, MemoryTokenStore } from '../lib/inde
 import { redactAxiosError } from '../lib/redact.js';
 import { closeEmulatorsAfterEach, emulator, E2E_PASSWORD, E2E_USER } from './helpers/emulator.js';
 import type { TokenAuthError } from '../lib/index.js';
-import { basicHeader, captureConsole, causeChain, expectNoSecrets, findSecrets, recordEvents, secretsOf } from './helpers/secrets.js';
+import {
+  basicHeader,
+  captureConsole,
+  causeChain,
+  expectNoSecrets,
+  findSecrets,
+  recordEvents,
+  secretsOf,
+} from './helpers/secrets.js';
 import type { Recorded } from './helpers/secrets.js';
 import { API, FakeTokenService, LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
 import { rig, until, useNock } from './helpers/setup.js';
@@ -35,8 +43,12 @@ function credentialSecrets(username: string, password: string): string[] {
  */
 function expectNothingLeaked(error: unknown, events: Recorded[], secrets: string[]): void {
   const leaks = [
-    ...causeChain(error).flatMap((link, index) => findSecrets(link, secrets).map((leak) => ({ in: `cause chain [${index}]`, ...leak }))),
-    ...events.flatMap(({ event, payload }, index) => findSecrets(payload, secrets).map((leak) => ({ in: `event ${index} (${event})`, ...leak }))),
+    ...causeChain(error).flatMap((link, index) =>
+      findSecrets(link, secrets).map((leak) => ({ in: `cause chain [${index}]`, ...leak })),
+    ),
+    ...events.flatMap(({ event, payload }, index) =>
+      findSecrets(payload, secrets).map((leak) => ({ in: `event ${index} (${event})`, ...leak })),
+    ),
     ...findSecrets(consoleCalls, secrets).map((leak) => ({ in: 'console', ...leak })),
   ];
   expect(leaks).toEqual([]);
@@ -67,7 +79,9 @@ function axiosCause(error: TokenAuthError): AxiosError {
 }
 
 function events(recorded: Recorded[]): string[] {
-  return recorded.map(({ event, payload }) => (event === 'failure' ? `failure:${(payload as { code: string }).code}` : event));
+  return recorded.map(({ event, payload }) =>
+    event === 'failure' ? `failure:${(payload as { code: string }).code}` : event,
+  );
 }
 
 /** Which secrets each call to the service carried in any header or its body, in the order received. */
@@ -76,7 +90,9 @@ function carried(service: FakeTokenService): Array<[string, string, string[]]> {
     [PASSWORD, 'password'],
     [BASIC_PART, 'basic'],
   ]);
-  service.issued.forEach((token, index) => names.set(token, `${index % 2 === 0 ? 'access' : 'refresh'}${Math.floor(index / 2) + 1}`));
+  service.issued.forEach((token, index) =>
+    names.set(token, `${index % 2 === 0 ? 'access' : 'refresh'}${Math.floor(index / 2) + 1}`),
+  );
   return service.received.map((entry) => {
     const text = `${JSON.stringify(entry.headers)}\n${entry.body}`;
     return [entry.route, entry.path, [...names].filter(([secret]) => text.includes(secret)).map(([, name]) => name)];
@@ -115,9 +131,17 @@ describe('which call carries which secret', () => {
       undefined,
       `Bearer ${access3}`,
     ]);
-    const tokenBodies = service.received.filter((entry) => entry.route === 'token').map((entry) => JSON.parse(entry.body) as unknown);
+    const tokenBodies = service.received
+      .filter((entry) => entry.route === 'token')
+      .map((entry) => JSON.parse(entry.body) as unknown);
     expect(tokenBodies).toEqual([{ refresh_token: refresh1 }, { refresh_token: refresh2 }]);
-    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.body)).toEqual(['', '{"note":"hello"}', '{"note":"hello"}', '', '']);
+    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.body)).toEqual([
+      '',
+      '{"note":"hello"}',
+      '{"note":"hello"}',
+      '',
+      '',
+    ]);
   });
 });
 
@@ -144,7 +168,10 @@ describe('errors from the login call', () => {
   it('LOGIN_REJECTED hides the Basic header when the 401 answer echoes it', async () => {
     const { service, api, auth } = rig();
     const recorded = recordEvents(auth);
-    service.loginFaults.push([401, { detail: `Credentials not accepted: ${BASIC}`, seen: { authorization: BASIC, credentials: BASIC_PART } }]);
+    service.loginFaults.push([
+      401,
+      { detail: `Credentials not accepted: ${BASIC}`, seen: { authorization: BASIC, credentials: BASIC_PART } },
+    ]);
 
     const error = asTokenAuthError(await failureOf(api.get('/orders')));
 
@@ -158,7 +185,10 @@ describe('errors from the login call', () => {
   it('LOGIN_REJECTED hides the password when the 401 answer echoes the credentials it decoded', async () => {
     const { service, api, auth } = rig();
     const recorded = recordEvents(auth);
-    service.loginFaults.push([401, { detail: `No account matches ${USERNAME}:${PASSWORD}`, username: USERNAME, password: PASSWORD }]);
+    service.loginFaults.push([
+      401,
+      { detail: `No account matches ${USERNAME}:${PASSWORD}`, username: USERNAME, password: PASSWORD },
+    ]);
 
     const error = asTokenAuthError(await failureOf(api.get('/orders')));
 
@@ -187,7 +217,10 @@ describe('errors from the login call', () => {
   it('TOKEN_SERVICE_UNAVAILABLE for a 500 (no retries) hides the Basic header the 500 page echoes', async () => {
     const { service, api, auth } = rig({ tokenRetries: 0 });
     const recorded = recordEvents(auth);
-    service.loginFaults.push([500, { detail: `upstream refused the request with Authorization: ${BASIC}`, headers: { authorization: BASIC } }]);
+    service.loginFaults.push([
+      500,
+      { detail: `upstream refused the request with Authorization: ${BASIC}`, headers: { authorization: BASIC } },
+    ]);
 
     const error = asTokenAuthError(await failureOf(api.get('/orders')));
 
@@ -199,7 +232,6 @@ describe('errors from the login call', () => {
     expect(events(recorded)).toEqual(['failure:TOKEN_SERVICE_UNAVAILABLE']);
     expectNothingLeaked(error, recorded, secretsOf(service));
   });
-
 });
 
 describe('errors from the token call', () => {
@@ -245,7 +277,14 @@ describe('errors from the token call', () => {
 
   it('TOKEN_SERVICE_UNAVAILABLE for a 500 whose body echoes the refresh token hides it everywhere', async () => {
     const { service, api, recorded, refresh1 } = await primed({ tokenRetries: 0 });
-    service.tokenFaults.push([500, { detail: `cannot refresh ${refresh1} right now`, request: { refresh_token: refresh1 }, raw: `{"refresh_token":"${refresh1}"}` }]);
+    service.tokenFaults.push([
+      500,
+      {
+        detail: `cannot refresh ${refresh1} right now`,
+        request: { refresh_token: refresh1 },
+        raw: `{"refresh_token":"${refresh1}"}`,
+      },
+    ]);
 
     const error = asTokenAuthError(await failureOf(api.get('/orders')));
 
@@ -257,7 +296,6 @@ describe('errors from the token call', () => {
     expect(events(recorded)).toEqual(['login', 'failure:TOKEN_SERVICE_UNAVAILABLE']);
     expectNothingLeaked(error, recorded, secretsOf(service));
   });
-
 });
 
 describe('axios errors of data calls that reach the caller', () => {
@@ -308,7 +346,9 @@ describe('axios errors of data calls that reach the caller', () => {
     expect(error.response?.status).toBe(401);
     expect(error.config?.params).toMatchObject({ year: 2026 });
     expect(error.config?.headers['X-Api-Token']).toEqual(expect.any(String));
-    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.headers['x-api-token'])).toEqual([service.issued[0], service.issued[2]]);
+    expect(
+      service.received.filter((entry) => entry.route === 'data').map((entry) => entry.headers['x-api-token']),
+    ).toEqual([service.issued[0], service.issued[2]]);
     expect(events(recorded)).toEqual(['login', 'refresh', 'replay']);
     expectNothingLeaked(error, recorded, secretsOf(service));
   });
@@ -378,7 +418,10 @@ describe('the leak detector', () => {
   const secret = 'sekret-0042';
 
   it.each<[string, () => unknown]>([
-    ['a non-enumerable property', () => Object.defineProperty({}, 'hidden', { value: `x${secret}x`, enumerable: false })],
+    [
+      'a non-enumerable property',
+      () => Object.defineProperty({}, 'hidden', { value: `x${secret}x`, enumerable: false }),
+    ],
     ['a symbol key', () => ({ [Symbol('kOutHeaders')]: { authorization: ['Authorization', `Bearer ${secret}`] } })],
     ['a Map value', () => ({ map: new Map([['a', { deep: [secret] }]]) })],
     ['a Set', () => new Set([1, `${secret}`])],
@@ -401,7 +444,9 @@ describe('the leak detector', () => {
   });
 
   it('finds what only a serialiser shows (a toJSON)', () => {
-    expect(findSecrets({ toJSON: () => ({ leaked: secret }) }, [secret]).map((leak) => leak.where)).toEqual(['JSON.stringify(<value>)']);
+    expect(findSecrets({ toJSON: () => ({ leaked: secret }) }, [secret]).map((leak) => leak.where)).toEqual([
+      'JSON.stringify(<value>)',
+    ]);
   });
 });
 
@@ -463,7 +508,9 @@ describe('connection errors, over real sockets', () => {
 
     expect(error.code).toBe('TOKEN_SERVICE_UNAVAILABLE');
     expect(error.message).toMatch(/answered POST \/auth\/api\/v1\/accounts\/token with an answer that was cut off/);
-    expect(service.calls.filter((call) => call.route === 'token').map((call) => call.body)).toEqual([JSON.stringify({ refresh_token: tokens?.refresh })]);
+    expect(service.calls.filter((call) => call.route === 'token').map((call) => call.body)).toEqual([
+      JSON.stringify({ refresh_token: tokens?.refresh }),
+    ]);
     expect(events(recorded)).toEqual(['login', 'failure:TOKEN_SERVICE_UNAVAILABLE']);
     expectNothingLeaked(error, recorded, emulatorSecrets([tokens!.access, tokens!.refresh!]));
   });
@@ -491,7 +538,9 @@ describe('connection errors, over real sockets', () => {
 describe('redactAxiosError', () => {
   it('cleans a low-level cause that quotes the Basic header, and the cause stack axios keeps under a symbol', () => {
     // What an intercepting proxy or a debugging agent may say when it drops the connection.
-    const low = Object.assign(new Error(`proxy dropped POST ${LOGIN} (Authorization: ${BASIC})`), { code: 'ECONNRESET' });
+    const low = Object.assign(new Error(`proxy dropped POST ${LOGIN} (Authorization: ${BASIC})`), {
+      code: 'ECONNRESET',
+    });
     const config = { url: LOGIN, method: 'post', headers: new AxiosHeaders({ Authorization: BASIC }) };
     const original = AxiosErrorClass.from(low, 'ECONNRESET', config as never, {});
 

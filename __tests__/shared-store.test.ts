@@ -37,7 +37,9 @@ describe('the plugin under a shared store', () => {
     await api.get('/orders');
     await auth.refresh();
 
-    const fences = await Promise.all(locks.mock.results.map((result) => (result.value as Promise<TokenStoreLock>).then((lock) => lock.fence)));
+    const fences = await Promise.all(
+      locks.mock.results.map((result) => (result.value as Promise<TokenStoreLock>).then((lock) => lock.fence)),
+    );
     expect(fences).toHaveLength(2);
     expect(fences[1]).toBeGreaterThan(fences[0]!);
     expect(writes.mock.calls.map((call) => call[1])).toEqual(fences);

@@ -79,7 +79,11 @@ describe('token calls and the instance they serve', () => {
     expect(service.count('token')).toBe(1);
     expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 1, replays: 5 });
     // Each request of the user and each replay passes every interceptor once; nothing else does.
-    const sent = ['/prime', ...Array.from({ length: 5 }, (_, i) => `/orders/${i}`), ...Array.from({ length: 5 }, (_, i) => `/orders/${i}`)].sort();
+    const sent = [
+      '/prime',
+      ...Array.from({ length: 5 }, (_, i) => `/orders/${i}`),
+      ...Array.from({ length: 5 }, (_, i) => `/orders/${i}`),
+    ].sort();
     for (const seen of [before, after]) {
       expect(seen.requests.map((entry) => entry.split('|')[1]).sort()).toEqual(sent);
       expect(seen.requests.every((entry) => entry.startsWith(`${API}|`))).toBe(true);
@@ -90,21 +94,30 @@ describe('token calls and the instance they serve', () => {
     expect(after.errors).toHaveLength(0);
   }, 8000);
 
-  it.each(['when created', 'after attaching'])('sends token calls without the instance defaults, such as an Authorization header set %s', async (when) => {
-    const service = new FakeTokenService();
-    const api = axios.create({ baseURL: service.dataBase, headers: when === 'when created' ? { Authorization: 'Token set-by-the-user' } : {} });
-    attachTokenAuth(api, { credentials, tokenRetryDelayMs: 1 });
-    if (when === 'after attaching') api.defaults.headers.common.Authorization = 'Token set-by-the-user';
+  it.each(['when created', 'after attaching'])(
+    'sends token calls without the instance defaults, such as an Authorization header set %s',
+    async (when) => {
+      const service = new FakeTokenService();
+      const api = axios.create({
+        baseURL: service.dataBase,
+        headers: when === 'when created' ? { Authorization: 'Token set-by-the-user' } : {},
+      });
+      attachTokenAuth(api, { credentials, tokenRetryDelayMs: 1 });
+      if (when === 'after attaching') api.defaults.headers.common.Authorization = 'Token set-by-the-user';
 
-    await api.get('/prime');
-    service.expireAccessTokens();
-    await api.get('/orders');
+      await api.get('/prime');
+      service.expireAccessTokens();
+      await api.get('/orders');
 
-    const calls = service.received.filter((entry) => entry.route !== 'data');
-    expect(calls.map((entry) => entry.route)).toEqual(['login', 'token']);
-    expect(calls[0]?.authorization).toBe(`Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`, 'utf8').toString('base64')}`);
-    expect(calls[1]?.authorization).toBeUndefined();
-  }, 8000);
+      const calls = service.received.filter((entry) => entry.route !== 'data');
+      expect(calls.map((entry) => entry.route)).toEqual(['login', 'token']);
+      expect(calls[0]?.authorization).toBe(
+        `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`, 'utf8').toString('base64')}`,
+      );
+      expect(calls[1]?.authorization).toBeUndefined();
+    },
+    8000,
+  );
 
   describe("with axios' default export as the instance", () => {
     // Restores the shared default export even when the test times out, so that other tests do not inherit it.
@@ -141,27 +154,31 @@ describe('token calls and the instance they serve', () => {
 });
 
 describe('timeouts of token calls', () => {
-  it.each<Route>(['login', 'token'])('fails a %s call that never answers after tokenTimeoutMs with TOKEN_SERVICE_UNAVAILABLE, and does not retry it', async (route) => {
-    const setup = rig({ tokenTimeoutMs: 200, tokenRetries: 3 });
-    const { service, api } = setup;
-    await needing(route, setup);
-    faultsOf(setup, route).push('hang');
+  it.each<Route>(['login', 'token'])(
+    'fails a %s call that never answers after tokenTimeoutMs with TOKEN_SERVICE_UNAVAILABLE, and does not retry it',
+    async (route) => {
+      const setup = rig({ tokenTimeoutMs: 200, tokenRetries: 3 });
+      const { service, api } = setup;
+      await needing(route, setup);
+      faultsOf(setup, route).push('hang');
 
-    const results = await burst(5, (i) => api.get(`/orders/${i}`));
+      const results = await burst(5, (i) => api.get(`/orders/${i}`));
 
-    const errors = reasons(results);
-    expect(errors.map(codeOf)).toEqual(Array(5).fill('TOKEN_SERVICE_UNAVAILABLE'));
-    expect(new Set(errors).size).toBe(1);
-    const error = errors[0] as Error;
-    expect(error.message).toMatch(/timed out after 200 ms/);
-    expect(isAxiosError(error.cause) && error.cause.code).toBe('ECONNABORTED');
-    expect(service.count(route)).toBe(1);
-    expect(service.count('login')).toBe(loginsBefore(route) + (route === 'login' ? 1 : 0));
+      const errors = reasons(results);
+      expect(errors.map(codeOf)).toEqual(Array(5).fill('TOKEN_SERVICE_UNAVAILABLE'));
+      expect(new Set(errors).size).toBe(1);
+      const error = errors[0] as Error;
+      expect(error.message).toMatch(/timed out after 200 ms/);
+      expect(isAxiosError(error.cause) && error.cause.code).toBe('ECONNABORTED');
+      expect(service.count(route)).toBe(1);
+      expect(service.count('login')).toBe(loginsBefore(route) + (route === 'login' ? 1 : 0));
 
-    // The service answers again: the next request renews by itself.
-    await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
-    expect(service.count(route)).toBe(2);
-  }, 5000);
+      // The service answers again: the next request renews by itself.
+      await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
+      expect(service.count(route)).toBe(2);
+    },
+    5000,
+  );
 
   it('gives each retry its own tokenTimeoutMs: a 503 then a hang make two calls and end in a timeout', async () => {
     const { service, api } = rig({ tokenTimeoutMs: 200, tokenRetries: 3 });
@@ -189,26 +206,31 @@ describe('timeouts of token calls', () => {
 });
 
 describe('retries of token calls', () => {
-  it.each<Route>(['login', 'token'])('retries a %s call answered 503, and every waiter gets the one success', async (route) => {
-    const setup = rig();
-    const { service, api, auth } = setup;
-    await needing(route, setup);
-    faultsOf(setup, route).push([503, { detail: 'Service Unavailable' }]);
+  it.each<Route>(['login', 'token'])(
+    'retries a %s call answered 503, and every waiter gets the one success',
+    async (route) => {
+      const setup = rig();
+      const { service, api, auth } = setup;
+      await needing(route, setup);
+      faultsOf(setup, route).push([503, { detail: 'Service Unavailable' }]);
 
-    const results = await burst(10, (i) => api.get(`/orders/${i}`));
+      const results = await burst(10, (i) => api.get(`/orders/${i}`));
 
-    expect(fulfilled(results)).toBe(10);
-    expect(service.count(route)).toBe(2);
-    expect(service.count(route === 'login' ? 'token' : 'login')).toBe(route === 'login' ? 0 : 1);
-    expect(route === 'login' ? service.logins : service.refreshes).toBe(1);
-    expect(auth.stats()).toMatchObject({ logins: 1, refreshes: route === 'token' ? 1 : 0, failures: 0 });
-    if (route === 'token') {
-      // The retry sends the very refresh token the first try sent.
-      const bodies = service.received.filter((entry) => entry.route === 'token').map((entry) => JSON.parse(entry.body) as unknown);
-      expect(bodies[1]).toEqual(bodies[0]);
-      expect(bodies[0]).toEqual({ refresh_token: service.issued[1] });
-    }
-  });
+      expect(fulfilled(results)).toBe(10);
+      expect(service.count(route)).toBe(2);
+      expect(service.count(route === 'login' ? 'token' : 'login')).toBe(route === 'login' ? 0 : 1);
+      expect(route === 'login' ? service.logins : service.refreshes).toBe(1);
+      expect(auth.stats()).toMatchObject({ logins: 1, refreshes: route === 'token' ? 1 : 0, failures: 0 });
+      if (route === 'token') {
+        // The retry sends the very refresh token the first try sent.
+        const bodies = service.received
+          .filter((entry) => entry.route === 'token')
+          .map((entry) => JSON.parse(entry.body) as unknown);
+        expect(bodies[1]).toEqual(bodies[0]);
+        expect(bodies[0]).toEqual({ refresh_token: service.issued[1] });
+      }
+    },
+  );
 
   it('honours Retry-After on a 429: the retry reaches the service no sooner than the header asks', async () => {
     const { service, api } = rig({ tokenRetryDelayMs: 1 });
@@ -319,7 +341,9 @@ describe('retries of token calls', () => {
     expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
     const cause = (error as Error).cause;
     // A failure the default retries would have retried: one call is down to `tokenRetries: 0`.
-    expect(isAxiosError(cause) && (cause.response === undefined ? isNetworkError(cause) : cause.response.status >= 500)).toBe(true);
+    expect(
+      isAxiosError(cause) && (cause.response === undefined ? isNetworkError(cause) : cause.response.status >= 500),
+    ).toBe(true);
     expect(service.count(route)).toBe(1);
 
     await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
@@ -331,31 +355,39 @@ describe('retries of token calls', () => {
     ['login', 307],
     ['token', 302],
     ['token', 307],
-  ])('does not follow a redirect of the %s call (%i) to another origin, and fails TOKEN_SERVICE_UNAVAILABLE', async (route, status) => {
-    const elsewhere = 'https://elsewhere.test';
-    const hits: string[] = [];
-    const record = function (this: nock.ReplyFnContext, path: string): [number, unknown] {
-      hits.push(`${this.req.method} ${path} ${String(this.req.headers.authorization ?? '')}`);
-      return [200, { access: 'stolen', refresh: 'stolen' }];
-    };
-    nock(elsewhere).persist().post(() => true).reply(record).get(() => true).reply(record);
-    const setup = rig({ tokenRetries: 3 });
-    const { service, api } = setup;
-    await needing(route, setup);
-    faultsOf(setup, route).push([status, '', { Location: `${elsewhere}${route === 'login' ? LOGIN : TOKEN}` }]);
+  ])(
+    'does not follow a redirect of the %s call (%i) to another origin, and fails TOKEN_SERVICE_UNAVAILABLE',
+    async (route, status) => {
+      const elsewhere = 'https://elsewhere.test';
+      const hits: string[] = [];
+      const record = function (this: nock.ReplyFnContext, path: string): [number, unknown] {
+        hits.push(`${this.req.method} ${path} ${String(this.req.headers.authorization ?? '')}`);
+        return [200, { access: 'stolen', refresh: 'stolen' }];
+      };
+      nock(elsewhere)
+        .persist()
+        .post(() => true)
+        .reply(record)
+        .get(() => true)
+        .reply(record);
+      const setup = rig({ tokenRetries: 3 });
+      const { service, api } = setup;
+      await needing(route, setup);
+      faultsOf(setup, route).push([status, '', { Location: `${elsewhere}${route === 'login' ? LOGIN : TOKEN}` }]);
 
-    const error = await api.get('/orders').catch((e: unknown) => e);
+      const error = await api.get('/orders').catch((e: unknown) => e);
 
-    expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
-    expect(isTokenAuthError(error) && error.status).toBe(status);
-    expect((error as Error).message).toMatch(/redirect/);
-    expect(hits).toEqual([]);
-    expect(service.count(route)).toBe(1);
+      expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
+      expect(isTokenAuthError(error) && error.status).toBe(status);
+      expect((error as Error).message).toMatch(/redirect/);
+      expect(hits).toEqual([]);
+      expect(service.count(route)).toBe(1);
 
-    await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
-    expect(service.count(route)).toBe(2);
-    expect(hits).toEqual([]);
-  });
+      await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
+      expect(service.count(route)).toBe(2);
+      expect(hits).toEqual([]);
+    },
+  );
 });
 
 // Connection errors come from real sockets: nock 14's simulated socket errors are unreliable.
@@ -374,16 +406,21 @@ describe('token calls whose connection drops, over real sockets', () => {
     return setup;
   }
 
-  it.each<Route>(['login', 'token'])('retries a %s call whose connection drops, and every waiter gets the one success', async (route) => {
-    const { emulator: service, api } = await needingOnEmulator(route);
-    service.inject(route, 'drop', 2);
+  it.each<Route>(['login', 'token'])(
+    'retries a %s call whose connection drops, and every waiter gets the one success',
+    async (route) => {
+      const { emulator: service, api } = await needingOnEmulator(route);
+      service.inject(route, 'drop', 2);
 
-    const results = await burst(5, (i) => api.get(`/orders/${i}`));
+      const results = await burst(5, (i) => api.get(`/orders/${i}`));
 
-    expect(fulfilled(results)).toBe(5);
-    expect(service.calls.filter((call) => call.route === route)).toHaveLength(3);
-    expect(service.counters).toMatchObject(route === 'login' ? { logins: 1, refreshes: 0 } : { logins: 1, refreshes: 1 });
-  });
+      expect(fulfilled(results)).toBe(5);
+      expect(service.calls.filter((call) => call.route === route)).toHaveLength(3);
+      expect(service.counters).toMatchObject(
+        route === 'login' ? { logins: 1, refreshes: 0 } : { logins: 1, refreshes: 1 },
+      );
+    },
+  );
 
   it('makes one call with tokenRetries: 0 when the connection drops, and recovers on the next request', async () => {
     const { emulator: service, api } = await needingOnEmulator('login', { tokenRetries: 0 });

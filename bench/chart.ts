@@ -34,22 +34,32 @@ function panel(spec: Panel, top: number): { svg: string; height: number } {
   const groupWidth = plotWidth / spec.groups.length;
   const barWidth = (groupWidth * 0.8) / spec.series.length;
   const parts = [`<text x="${left}" y="${top + 18}" font-size="15" font-weight="bold">${escape(spec.title)}</text>`];
-  parts.push(`<line x1="${left}" y1="${plotTop + plotHeight}" x2="${left + plotWidth}" y2="${plotTop + plotHeight}" stroke="#333"/>`);
+  parts.push(
+    `<line x1="${left}" y1="${plotTop + plotHeight}" x2="${left + plotWidth}" y2="${plotTop + plotHeight}" stroke="#333"/>`,
+  );
   spec.groups.forEach((group, g) => {
-    parts.push(`<text x="${left + g * groupWidth + groupWidth / 2}" y="${plotTop + plotHeight + 18}" font-size="12" text-anchor="middle">${escape(group)}</text>`);
+    parts.push(
+      `<text x="${left + g * groupWidth + groupWidth / 2}" y="${plotTop + plotHeight + 18}" font-size="12" text-anchor="middle">${escape(group)}</text>`,
+    );
     spec.series.forEach((series, s) => {
       const v = series.values[g];
       const x = left + g * groupWidth + groupWidth * 0.1 + s * barWidth;
       if (v === undefined) return;
       const h = Math.max(1, scale(v) * plotHeight);
-      parts.push(`<rect x="${x.toFixed(1)}" y="${(plotTop + plotHeight - h).toFixed(1)}" width="${(barWidth - 2).toFixed(1)}" height="${h.toFixed(1)}" fill="${COLORS[s % COLORS.length]}"/>`);
-      parts.push(`<text x="${(x + barWidth / 2 - 1).toFixed(1)}" y="${(plotTop + plotHeight - h - 3).toFixed(1)}" font-size="10" text-anchor="middle">${escape(spec.format(v))}</text>`);
+      parts.push(
+        `<rect x="${x.toFixed(1)}" y="${(plotTop + plotHeight - h).toFixed(1)}" width="${(barWidth - 2).toFixed(1)}" height="${h.toFixed(1)}" fill="${COLORS[s % COLORS.length]}"/>`,
+      );
+      parts.push(
+        `<text x="${(x + barWidth / 2 - 1).toFixed(1)}" y="${(plotTop + plotHeight - h - 3).toFixed(1)}" font-size="10" text-anchor="middle">${escape(spec.format(v))}</text>`,
+      );
     });
   });
   spec.series.forEach((series, s) => {
     const x = left + s * 170;
     const y = top + height - 22;
-    parts.push(`<rect x="${x}" y="${y - 10}" width="12" height="12" fill="${COLORS[s % COLORS.length]}"/><text x="${x + 16}" y="${y}" font-size="11">${escape(series.name)}</text>`);
+    parts.push(
+      `<rect x="${x}" y="${y - 10}" width="12" height="12" fill="${COLORS[s % COLORS.length]}"/><text x="${x + 16}" y="${y}" font-size="11">${escape(series.name)}</text>`,
+    );
   });
   return { svg: parts.join('\n'), height };
 }
@@ -62,7 +72,10 @@ export function chart(results: readonly ScenarioResult[], machine: string): stri
     panels.push({
       title: 'Token calls after one expiry, by burst size (fewer is better; 1 is the goal)',
       groups: sizes.map((column) => column.replace(' token calls', '')),
-      series: burst.rows.map((row) => ({ name: row.contender, values: sizes.map((column) => value(row.cells[column])) })),
+      series: burst.rows.map((row) => ({
+        name: row.contender,
+        values: sizes.map((column) => value(row.cells[column])),
+      })),
       log: true,
       format: (v) => String(Math.round(v)),
     });
@@ -72,7 +85,10 @@ export function chart(results: readonly ScenarioResult[], machine: string): stri
     panels.push({
       title: 'CPU per request with a valid token, relative to bare axios (1.00 is the floor)',
       groups: ['CPU vs bare', 'wall vs bare'],
-      series: overhead.rows.map((row) => ({ name: row.contender, values: [value(row.cells['CPU vs bare']), value(row.cells['wall vs bare'])] })),
+      series: overhead.rows.map((row) => ({
+        name: row.contender,
+        values: [value(row.cells['CPU vs bare']), value(row.cells['wall vs bare'])],
+      })),
       log: false,
       format: (v) => v.toFixed(2),
     });

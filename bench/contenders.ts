@@ -39,18 +39,26 @@ export interface Contender {
  * thousands of concurrent requests sets.
  */
 function instance(setup: ContenderSetup): AxiosInstance {
-  return axios.create({ baseURL: setup.baseURL, httpAgent: new Agent({ keepAlive: true, maxSockets: 256 }), ...(setup.adapter && { adapter: setup.adapter }) });
+  return axios.create({
+    baseURL: setup.baseURL,
+    httpAgent: new Agent({ keepAlive: true, maxSockets: 256 }),
+    ...(setup.adapter && { adapter: setup.adapter }),
+  });
 }
 
 /** The login the peers leave to the application: Basic credentials for the pair. */
 async function login(baseURL: string): Promise<{ access: string; refresh: string }> {
-  const response = await axios.post<{ access: string; refresh: string }>(`${baseURL}${LOGIN}`, null, { auth: { username: BENCH_USER, password: BENCH_PASSWORD } });
+  const response = await axios.post<{ access: string; refresh: string }>(`${baseURL}${LOGIN}`, null, {
+    auth: { username: BENCH_USER, password: BENCH_PASSWORD },
+  });
   return response.data;
 }
 
 /** The token call as the real service answers it: rotated refresh tokens. */
 async function refreshWith(baseURL: string, refreshToken: string): Promise<{ access: string; refresh: string }> {
-  const response = await axios.post<{ data: { access_token: string; refresh_token: string } }>(`${baseURL}${TOKEN}`, { refresh_token: refreshToken });
+  const response = await axios.post<{ data: { access_token: string; refresh_token: string } }>(`${baseURL}${TOKEN}`, {
+    refresh_token: refreshToken,
+  });
   return { access: response.data.data.access_token, refresh: response.data.data.refresh_token };
 }
 

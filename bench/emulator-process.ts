@@ -19,7 +19,9 @@ async function main(): Promise<void> {
     latency: {
       ...(latency?.login !== undefined && { login: latency.login }),
       ...(latency?.token !== undefined && { token: latency.token }),
-      ...(data !== undefined && { data: typeof data === 'number' ? data : () => data.min + Math.random() * (data.max - data.min) }),
+      ...(data !== undefined && {
+        data: typeof data === 'number' ? data : () => data.min + Math.random() * (data.max - data.min),
+      }),
     },
   });
   process.on('message', (request: EmulatorRequest) => {

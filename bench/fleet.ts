@@ -41,7 +41,8 @@ const { values } = parseArgs({
 
 function whole(text: string, option: string): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${option} must be a whole number of 1 or more, got "${text}".`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`--${option} must be a whole number of 1 or more, got "${text}".`);
   return value;
 }
 
@@ -56,7 +57,10 @@ interface Variant {
 
 const variants: Variant[] = [
   { name: 'Redis, pub/sub', store: (_dir, url, run) => ({ kind: 'redis', url, prefix: `bench:${run}`, pubsub: true }) },
-  { name: 'Redis, polling', store: (_dir, url, run) => ({ kind: 'redis', url, prefix: `bench:${run}`, pubsub: false }) },
+  {
+    name: 'Redis, polling',
+    store: (_dir, url, run) => ({ kind: 'redis', url, prefix: `bench:${run}`, pubsub: false }),
+  },
   { name: 'File, fs.watch', store: (dir, _url, run) => ({ kind: 'file', path: join(dir, `tokens-${run}.json`) }) },
 ];
 
@@ -76,7 +80,11 @@ interface Result {
 
 async function measure(variant: Variant, dir: string, redisUrl: string, run: number): Promise<Result> {
   const emulator = await startEmulator({ users: { [E2E_USER]: E2E_PASSWORD }, log: false });
-  const fleet = await startFleet({ count: processes, emulatorUrl: emulator.url, store: variant.store(dir, redisUrl, run) });
+  const fleet = await startFleet({
+    count: processes,
+    emulatorUrl: emulator.url,
+    store: variant.store(dir, redisUrl, run),
+  });
   try {
     let failed = sumFailed(await fleet.burst(requests));
     const handovers: number[] = [];
@@ -110,9 +118,19 @@ async function measure(variant: Variant, dir: string, redisUrl: string, run: num
       refreshes,
       tokenCallsPerExpiry: round((logins - 1 + refreshes) / expiries),
       failed,
-      handoverMs: { waits: handovers.length, p50: round(percentile(handovers, 50), 1), p99: round(percentile(handovers, 99), 1) },
-      renewerLatencyMs: { p50: round(percentile(renewerLatencies, 50), 1), p99: round(percentile(renewerLatencies, 99), 1) },
-      waiterLatencyMs: { p50: round(percentile(waiterLatencies, 50), 1), p99: round(percentile(waiterLatencies, 99), 1) },
+      handoverMs: {
+        waits: handovers.length,
+        p50: round(percentile(handovers, 50), 1),
+        p99: round(percentile(handovers, 99), 1),
+      },
+      renewerLatencyMs: {
+        p50: round(percentile(renewerLatencies, 50), 1),
+        p99: round(percentile(renewerLatencies, 99), 1),
+      },
+      waiterLatencyMs: {
+        p50: round(percentile(waiterLatencies, 50), 1),
+        p99: round(percentile(waiterLatencies, 99), 1),
+      },
     };
   } finally {
     await fleet.stop();
@@ -129,7 +147,16 @@ function sumFailed(replies: readonly BurstReply[]): number {
 }
 
 function table(results: readonly Result[]): string {
-  const header = ['store', 'logins', 'refreshes', 'token calls / expiry', 'failed', 'handover p50 / p99 ms (waits)', 'renewer req p50 / p99 ms', 'waiter req p50 / p99 ms'];
+  const header = [
+    'store',
+    'logins',
+    'refreshes',
+    'token calls / expiry',
+    'failed',
+    'handover p50 / p99 ms (waits)',
+    'renewer req p50 / p99 ms',
+    'waiter req p50 / p99 ms',
+  ];
   return markdownTable(
     header,
     results.map((r) => [
@@ -147,7 +174,9 @@ function table(results: readonly Result[]): string {
 
 async function main(): Promise<void> {
   const machine = `${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}`;
-  console.log(`Fleet benchmark: ${processes} processes × ${requests} concurrent requests, ${expiries} expiries per store; ${machine}`);
+  console.log(
+    `Fleet benchmark: ${processes} processes × ${requests} concurrent requests, ${expiries} expiries per store; ${machine}`,
+  );
   const dir = await mkdtemp(join(tmpdir(), 'token-keeper-bench-fleet-'));
   const redis = await startRedisServer();
   const results: Result[] = [];
@@ -163,11 +192,19 @@ async function main(): Promise<void> {
   console.log(`\n${table(results)}\n`);
   await mkdir(join(__dirname, 'results'), { recursive: true });
   // A quick or reshaped run must not replace the committed figures of the README's run.
-  const name = values.quick || values.expiries || values.processes !== '4' || values.requests !== '100' ? 'fleet-quick.json' : 'fleet.json';
-  await writeFile(join(__dirname, 'results', name), `${JSON.stringify({ machine, date: new Date().toISOString(), results }, null, 2)}\n`);
+  const name =
+    values.quick || values.expiries || values.processes !== '4' || values.requests !== '100'
+      ? 'fleet-quick.json'
+      : 'fleet.json';
+  await writeFile(
+    join(__dirname, 'results', name),
+    `${JSON.stringify({ machine, date: new Date().toISOString(), results }, null, 2)}\n`,
+  );
   const wrong = results.filter((r) => r.failed > 0 || r.logins !== 1 || r.refreshes !== expiries);
   if (wrong.length > 0) {
-    console.error(`Not one careful client: ${wrong.map((r) => `${r.store} (${r.logins} logins, ${r.refreshes} refreshes, ${r.failed} failed)`).join('; ')}`);
+    console.error(
+      `Not one careful client: ${wrong.map((r) => `${r.store} (${r.logins} logins, ${r.refreshes} refreshes, ${r.failed} failed)`).join('; ')}`,
+    );
     process.exitCode = 1;
   }
 }

@@ -34,7 +34,9 @@ export async function startRemoteEmulator(options: RemoteEmulatorOptions = {}): 
     });
   const started = await new Promise<{ url?: string }>((resolve, reject) => {
     waiting.set(0, resolve);
-    child.once('exit', (code) => reject(new Error(`The benchmark's emulator exited with ${code} before it was ready.`)));
+    child.once('exit', (code) =>
+      reject(new Error(`The benchmark's emulator exited with ${code} before it was ready.`)),
+    );
   });
   return {
     url: started.url!,

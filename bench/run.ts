@@ -15,12 +15,22 @@ import { table } from './report.js';
 import { SCENARIOS } from './scenarios.js';
 import type { ScenarioResult } from './scenarios.js';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, report: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    report: { type: 'boolean', default: false },
+  },
+});
 
 /** `--report`: the tables and the chart again, from the last full run's JSON, without measuring anything. */
 async function report(): Promise<void> {
   const file = join(__dirname, 'results', 'bench.json');
-  const saved = JSON.parse(await readFile(file, 'utf8')) as { machine: string; date: string; results: ScenarioResult[] };
+  const saved = JSON.parse(await readFile(file, 'utf8')) as {
+    machine: string;
+    date: string;
+    results: ScenarioResult[];
+  };
   console.log(`From ${file}: ${saved.machine}, ${saved.date}\n`);
   for (const result of saved.results) console.log(`${result.id}. ${result.title}\n\n${table(result)}\n`);
   await writeFile(join(__dirname, 'results', 'bench.svg'), chart(saved.results, saved.machine));
@@ -31,7 +41,9 @@ async function main(): Promise<void> {
   const mode = { quick: values.quick };
   const only = values.only?.split(',').map(Number);
   const machine = `${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}, ${process.platform}`;
-  console.log(`npm run bench${mode.quick ? ' --quick' : ''}: ${machine}\nMedians over runs, [smallest–largest] where the runs differ.\n`);
+  console.log(
+    `npm run bench${mode.quick ? ' --quick' : ''}: ${machine}\nMedians over runs, [smallest–largest] where the runs differ.\n`,
+  );
   const results: ScenarioResult[] = [];
   for (const scenario of SCENARIOS) {
     const id = SCENARIOS.indexOf(scenario) + 1;
@@ -39,12 +51,17 @@ async function main(): Promise<void> {
     const started = Date.now();
     const result = await scenario(mode);
     results.push(result);
-    console.log(`${result.id}. ${result.title}\n   goal: ${result.goal}\n\n${table(result)}\n${result.notes.map((note) => `   ${note}\n`).join('')}   (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+    console.log(
+      `${result.id}. ${result.title}\n   goal: ${result.goal}\n\n${table(result)}\n${result.notes.map((note) => `   ${note}\n`).join('')}   (${((Date.now() - started) / 1000).toFixed(0)} s)\n`,
+    );
   }
   const directory = join(__dirname, 'results');
   await mkdir(directory, { recursive: true });
   const suffix = mode.quick ? '-quick' : '';
-  await writeFile(join(directory, `bench${suffix}.json`), `${JSON.stringify({ machine, date: new Date().toISOString(), quick: mode.quick, results }, null, 2)}\n`);
+  await writeFile(
+    join(directory, `bench${suffix}.json`),
+    `${JSON.stringify({ machine, date: new Date().toISOString(), quick: mode.quick, results }, null, 2)}\n`,
+  );
   if (!only) await writeFile(join(directory, `bench${suffix}.svg`), chart(results, machine));
 }
 

@@ -29,7 +29,10 @@ export interface ScenarioResult {
 
 const renewing = CONTENDERS.filter((contender) => contender.renews);
 
-async function withEmulator<T>(options: Parameters<typeof startRemoteEmulator>[0], use: (emulator: RemoteEmulator) => Promise<T>): Promise<T> {
+async function withEmulator<T>(
+  options: Parameters<typeof startRemoteEmulator>[0],
+  use: (emulator: RemoteEmulator) => Promise<T>,
+): Promise<T> {
   const emulator = await startRemoteEmulator(options);
   try {
     return await use(emulator);
@@ -71,7 +74,8 @@ export async function overhead(mode: Mode): Promise<ScenarioResult> {
     const apis = new Map<Contender, AxiosInstance>();
     for (const contender of CONTENDERS) apis.set(contender, await create(contender, { baseURL: emulator.url }));
     // A round not counted: the JIT and the sockets warm up on every contender first.
-    for (const [contender, api] of apis) await pool(perRound, 8, (i) => api.get(`/api/items/${i}`)).then(() => contender);
+    for (const [contender, api] of apis)
+      await pool(perRound, 8, (i) => api.get(`/api/items/${i}`)).then(() => contender);
     const wall = new Map<Contender, number[]>(CONTENDERS.map((c) => [c, []]));
     const cpu = new Map<Contender, number[]>(CONTENDERS.map((c) => [c, []]));
     for (let r = 0; r < rounds; r += 1) {
@@ -85,7 +89,8 @@ export async function overhead(mode: Mode): Promise<ScenarioResult> {
         const elapsed = performance.now() - started;
         const used = process.cpuUsage(cpuBefore);
         const failed = results.filter((result) => result.status === 'rejected').length;
-        if (failed > 0) throw new Error(`${contender.name} failed ${failed} of ${perRound} requests with a valid token.`);
+        if (failed > 0)
+          throw new Error(`${contender.name} failed ${failed} of ${perRound} requests with a valid token.`);
         wall.get(contender)!.push((elapsed * 1000) / perRound);
         cpu.get(contender)!.push((used.user + used.system) / perRound);
       }
@@ -130,7 +135,9 @@ export async function expiryBurst(mode: Mode): Promise<ScenarioResult> {
         for (let run = 0; run < runs; run += 1) {
           const before = await tokenCalls(emulator);
           await emulator.expire();
-          const results = await Promise.all(Array.from({ length: n }, (_, i) => timed(() => api.get(`/api/items/${i}`))));
+          const results = await Promise.all(
+            Array.from({ length: n }, (_, i) => timed(() => api.get(`/api/items/${i}`))),
+          );
           calls.push((await tokenCalls(emulator)) - before);
           failures.push(results.filter((result) => !result.ok).length);
           const latencies = results.map((result) => result.ms);
@@ -185,7 +192,10 @@ export async function late401s(mode: Mode): Promise<ScenarioResult> {
         calls.push((await tokenCalls(emulator)) - before);
         failures.push(results.filter((result) => !result.ok).length);
       }
-      rows.push({ contender: contender.name, cells: { 'token calls (2 expiries)': spread(calls), failed: spread(failures) } });
+      rows.push({
+        contender: contender.name,
+        cells: { 'token calls (2 expiries)': spread(calls), failed: spread(failures) },
+      });
     }
   });
   return {
@@ -311,7 +321,10 @@ export async function memory(mode: Mode): Promise<ScenarioResult> {
     goal: 'small heap per queued request; all released quickly once the renewal answers',
     columns: ['heap bytes / queued request', 'release all, ms', 'failed'],
     rows,
-    notes: ['"Release all" runs from the first request answered after the renewal to the last.', 'axios-jwt queues nothing on a 401 (see 2), so it has no row.'],
+    notes: [
+      '"Release all" runs from the first request answered after the renewal to the last.',
+      'axios-jwt queues nothing on a 401 (see 2), so it has no row.',
+    ],
   };
 }
 
@@ -327,13 +340,27 @@ export async function micro(mode: Mode): Promise<ScenarioResult> {
     const adapter: AxiosAdapter = async (config: InternalAxiosRequestConfig) => {
       const token = String(config.headers.get('Authorization') ?? '').replace(/^Bearer /, '');
       lastToken = token;
-      const response: AxiosResponse = { data: { ok: true }, status: 200, statusText: 'OK', headers: new AxiosHeaders(), config, request: {} };
+      const response: AxiosResponse = {
+        data: { ok: true },
+        status: 200,
+        statusText: 'OK',
+        headers: new AxiosHeaders(),
+        config,
+        request: {},
+      };
       if (!refused.has(token)) return response;
-      throw new AxiosError('Request failed with status code 401', AxiosError.ERR_BAD_REQUEST, config, {}, { ...response, status: 401, statusText: 'Unauthorized' });
+      throw new AxiosError(
+        'Request failed with status code 401',
+        AxiosError.ERR_BAD_REQUEST,
+        config,
+        {},
+        { ...response, status: 401, statusText: 'Unauthorized' },
+      );
     };
     const failedReplays = new Map<string, { failed: number; sent: number }>();
     const apis = new Map<Contender, AxiosInstance>();
-    for (const contender of CONTENDERS) apis.set(contender, await create(contender, { baseURL: emulator.url, adapter }));
+    for (const contender of CONTENDERS)
+      apis.set(contender, await create(contender, { baseURL: emulator.url, adapter }));
     // Rounds, each a fresh Bench with the contenders in another order, and the ratio to bare axios taken per round:
     // a machine that is busier in one round than another then shifts both numbers alike.
     const rounds = mode.quick ? 3 : 5;
@@ -379,14 +406,19 @@ export async function micro(mode: Mode): Promise<ScenarioResult> {
     await replay.run();
     const rows = CONTENDERS.map((contender) => {
       const replayed = replay.tasks.find((task) => task.name === contender.name)?.result;
-      if (replayed && replayed.state !== 'completed') throw new Error(`${contender.name} errored in the replay micro-benchmark: ${String(replayed.state === 'errored' ? replayed.error : replayed.state)}`);
+      if (replayed && replayed.state !== 'completed')
+        throw new Error(
+          `${contender.name} errored in the replay micro-benchmark: ${String(replayed.state === 'errored' ? replayed.error : replayed.state)}`,
+        );
       const count = failedReplays.get(contender.name);
       return {
         contender: contender.name,
         cells: {
           'µs / request, valid token': spread(perRequest.get(contender)!),
           'vs bare': spread(ratios.get(contender)!),
-          'µs / replayed request': replayed ? `${round((replayed.latency.p50 * 1000) / batch, 1)} ±${round(replayed.latency.rme, 1)}%` : 'n/a',
+          'µs / replayed request': replayed
+            ? `${round((replayed.latency.p50 * 1000) / batch, 1)} ±${round(replayed.latency.rme, 1)}%`
+            : 'n/a',
           'replays failed': count ? `${round((100 * count.failed) / count.sent, 1)}%` : 'n/a',
         } as Record<string, Cell>,
       };

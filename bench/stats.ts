@@ -31,7 +31,11 @@ export function round(value: number, digits = 2): number {
 }
 
 /** Runs `task` for each item with at most `limit` in flight; resolves when all have settled. */
-export async function pool<T>(items: number, limit: number, task: (index: number) => Promise<T>): Promise<PromiseSettledResult<T>[]> {
+export async function pool<T>(
+  items: number,
+  limit: number,
+  task: (index: number) => Promise<T>,
+): Promise<PromiseSettledResult<T>[]> {
   const results: PromiseSettledResult<T>[] = new Array(items);
   let next = 0;
   const worker = async (): Promise<void> => {

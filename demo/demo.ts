@@ -40,20 +40,32 @@ async function main(): Promise<number> {
   const interval = parseDuration(values.interval!, 'interval');
   const expiries = parseCount(values.expiries!, 'expiries');
   const concurrency = parseCount(values.concurrency ?? (real ? '4' : '40'), 'concurrency');
-  const waves = values.waves ? parseCount(values.waves, 'waves') : real ? 10 : Math.ceil(((expiries + 0.5) * ttl) / interval);
+  const waves = values.waves
+    ? parseCount(values.waves, 'waves')
+    : real
+      ? 10
+      : Math.ceil(((expiries + 0.5) * ttl) / interval);
 
   let emulator: TokenServiceEmulator | undefined;
   let credentials = { username: 'demo', password: 'demo-password' };
   if (real) {
     const { TOKEN_KEEPER_USERNAME: username, TOKEN_KEEPER_PASSWORD: password } = process.env;
-    if (!username || !password) throw new Error('Set TOKEN_KEEPER_USERNAME and TOKEN_KEEPER_PASSWORD to run against a real deployment.');
+    if (!username || !password)
+      throw new Error('Set TOKEN_KEEPER_USERNAME and TOKEN_KEEPER_PASSWORD to run against a real deployment.');
     credentials = { username, password };
   } else {
-    emulator = await startEmulator({ accessTtlMs: ttl, latency: { data: () => 2 + Math.random() * 20, token: 15, login: 25 }, log: false });
+    emulator = await startEmulator({
+      accessTtlMs: ttl,
+      latency: { data: () => 2 + Math.random() * 20, token: 15, login: 25 },
+      log: false,
+    });
   }
 
   const api = axios.create({ baseURL: real ?? emulator!.url });
-  const auth = attachTokenAuth(api, { credentials, ...(values['auth-base-url'] ? { authBaseURL: values['auth-base-url'] } : {}) });
+  const auth = attachTokenAuth(api, {
+    credentials,
+    ...(values['auth-base-url'] ? { authBaseURL: values['auth-base-url'] } : {}),
+  });
   const tally: Tally = { sent: 0, succeeded: 0, failed: 0 };
 
   process.stdout.write(
@@ -62,7 +74,11 @@ async function main(): Promise<number> {
       : `Emulator on ${emulator!.url}, access tokens live ${ttl} ms: ${waves} waves of ${concurrency} concurrent requests, every ${interval} ms, across ~${expiries} expiries.\n`,
   );
   const bar = new SingleBar(
-    { format: ' {bar} {percentage}% | wave {value}/{total} | requests {sent} ok {ok} failed {failed} | logins {logins} refreshes {refreshes} replays {replays}', hideCursor: true },
+    {
+      format:
+        ' {bar} {percentage}% | wave {value}/{total} | requests {sent} ok {ok} failed {failed} | logins {logins} refreshes {refreshes} replays {replays}',
+      hideCursor: true,
+    },
     Presets.shades_classic,
   );
   bar.start(waves, 0, { sent: 0, ok: 0, failed: 0, logins: 0, refreshes: 0, replays: 0 });
@@ -105,11 +121,17 @@ async function main(): Promise<number> {
     ['logins', stats.logins],
     ['refreshes', stats.refreshes],
   ];
-  if (counters) rows.push(['expiries (emulator)', counters.expiries], ['token calls per expiry', counters.expiries ? (counters.refreshes / counters.expiries).toFixed(2) : '-']);
+  if (counters)
+    rows.push(
+      ['expiries (emulator)', counters.expiries],
+      ['token calls per expiry', counters.expiries ? (counters.refreshes / counters.expiries).toFixed(2) : '-'],
+    );
   rows.push(['one login, one refresh per expiry', kept ? 'yes' : 'NO']);
   const width = Math.max(...rows.map(([name]) => name.length));
   const line = `+${'-'.repeat(width + 2)}+${'-'.repeat(12)}+`;
-  process.stdout.write(`\n${line}\n${rows.map(([name, value]) => `| ${name.padEnd(width)} | ${String(value).padStart(10)} |`).join('\n')}\n${line}\n`);
+  process.stdout.write(
+    `\n${line}\n${rows.map(([name, value]) => `| ${name.padEnd(width)} | ${String(value).padStart(10)} |`).join('\n')}\n${line}\n`,
+  );
   if (tally.lastFailure) process.stdout.write(`Last failure: ${tally.lastFailure}\n`);
   return kept ? 0 : 1;
 }

@@ -8,6 +8,7 @@ export function parseDuration(text: string, option: string): number {
 
 export function parseCount(text: string, option: string): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${option} must be a whole number of 1 or more, got "${text}".`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`--${option} must be a whole number of 1 or more, got "${text}".`);
   return value;
 }

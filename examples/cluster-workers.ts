@@ -24,7 +24,9 @@ if (cluster.isPrimary) {
     credentials: () => ({ username: process.env.API_USERNAME ?? '', password: process.env.API_PASSWORD ?? '' }),
     store: new FileTokenStore(tokenFile),
   });
-  Promise.all(Array.from({ length: 25 }, (_, page) => api.get('/allocation/api/v1/tracking/order-list', { params: { page } })))
+  Promise.all(
+    Array.from({ length: 25 }, (_, page) => api.get('/allocation/api/v1/tracking/order-list', { params: { page } })),
+  )
     .then((pages) => console.log(`worker ${process.pid}: ${pages.length} pages`, auth.stats()))
     .finally(() => auth.eject())
     .then(

@@ -12,7 +12,9 @@ attachTokenAuth(api, {
   refreshRequest: (refreshToken) => ({ headers: { 'X-Refresh-Token': refreshToken } }),
   parseTokens: (body) => {
     const answer = body as { token?: { value?: string; ttl?: number }; renew?: string };
-    return answer.token?.value ? { access: answer.token.value, refresh: answer.renew, expiresIn: answer.token.ttl } : undefined;
+    return answer.token?.value
+      ? { access: answer.token.value, refresh: answer.renew, expiresIn: answer.token.ttl }
+      : undefined;
   },
   applyToken: (config, access) => {
     config.headers.set('X-Session', access);

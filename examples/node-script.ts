@@ -9,11 +9,16 @@ async function main(): Promise<void> {
   try {
     const api = axios.create({ baseURL: process.env.API_URL || emulator!.url });
     const auth = attachTokenAuth(api, {
-      credentials: { username: process.env.API_USERNAME || 'demo', password: process.env.API_PASSWORD || 'demo-password' },
+      credentials: {
+        username: process.env.API_USERNAME || 'demo',
+        password: process.env.API_PASSWORD || 'demo-password',
+      },
     });
 
     // Ten pages at once: one login between them.
-    const pages = await Promise.all(Array.from({ length: 10 }, (_, page) => api.get('/allocation/api/v1/tracking/order-list', { params: { page } })));
+    const pages = await Promise.all(
+      Array.from({ length: 10 }, (_, page) => api.get('/allocation/api/v1/tracking/order-list', { params: { page } })),
+    );
     console.log(`exported ${pages.length} pages`, auth.stats());
   } finally {
     await emulator?.close();

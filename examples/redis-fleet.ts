@@ -13,9 +13,14 @@ async function main(): Promise<void> {
   // One prefix per account: the replicas of every service that uses this account share it.
   const store = new RedisTokenStore(redis, { prefix: `token-keeper:${username}`, subscriber });
   const api = axios.create({ baseURL: process.env.API_URL ?? 'https://api.example.com' });
-  const auth = attachTokenAuth(api, { credentials: () => ({ username, password: process.env.API_PASSWORD ?? '' }), store });
+  const auth = attachTokenAuth(api, {
+    credentials: () => ({ username, password: process.env.API_PASSWORD ?? '' }),
+    store,
+  });
   try {
-    const pages = await Promise.all(Array.from({ length: 25 }, (_, page) => api.get('/allocation/api/v1/tracking/order-list', { params: { page } })));
+    const pages = await Promise.all(
+      Array.from({ length: 25 }, (_, page) => api.get('/allocation/api/v1/tracking/order-list', { params: { page } })),
+    );
     console.log(`replica ${process.pid}: ${pages.length} pages`, auth.stats());
   } finally {
     auth.eject();

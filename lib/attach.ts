@@ -30,10 +30,14 @@ type RedirectHook = NonNullable<AxiosRequestConfig['beforeRedirect']>;
 export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptions): TokenAuth {
   const target = instance as Attachable;
   if (typeof target?.interceptors?.request?.use !== 'function') {
-    throw new TypeError('attachTokenAuth: the first argument must be an axios instance, e.g. axios.create({ baseURL }).');
+    throw new TypeError(
+      'attachTokenAuth: the first argument must be an axios instance, e.g. axios.create({ baseURL }).',
+    );
   }
   if (target[ATTACHED]) {
-    throw new Error('attachTokenAuth: this axios instance already has token auth attached. Call `eject()` on the first handle before attaching again.');
+    throw new Error(
+      'attachTokenAuth: this axios instance already has token auth attached. Call `eject()` on the first handle before attaching again.',
+    );
   }
   const resolved = resolveOptions(instance, options);
   const events = new Emitter<TokenAuthEvents>();
@@ -52,7 +56,9 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
 
   const isReplay = (config: Marked): boolean => {
     const transforms = config.transformRequest;
-    return config[replayed] === true || (Array.isArray(transforms) ? transforms.includes(passBody) : transforms === passBody);
+    return (
+      config[replayed] === true || (Array.isArray(transforms) ? transforms.includes(passBody) : transforms === passBody)
+    );
   };
 
   // Node follows redirects itself: a hop to an origin outside `origins` must not take the token along, in whatever
@@ -61,7 +67,8 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     const to = (redirect as { href?: unknown }).href;
     const headers = (redirect as { headers?: Record<string, unknown> }).headers;
     if (typeof to !== 'string' || !headers || origins.allowsURL(to)) return;
-    for (const [name, value] of Object.entries(headers)) if (typeof value === 'string' && keeper.mask(value) !== value) delete headers[name];
+    for (const [name, value] of Object.entries(headers))
+      if (typeof value === 'string' && keeper.mask(value) !== value) delete headers[name];
   };
 
   const authorize = async (config: InternalAxiosRequestConfig): Promise<InternalAxiosRequestConfig> => {
@@ -94,11 +101,14 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     if (config === undefined || ticket === undefined) throw error;
     // A refusal from elsewhere (a redirect to another origin, which got no token) is not about our token.
     const answeredBy = answeredFrom(error.request);
-    if (ejected || !resolved.isTokenRejected(error) || (answeredBy !== undefined && !origins.allowsURL(answeredBy))) throw keeper.redact(error);
+    if (ejected || !resolved.isTokenRejected(error) || (answeredBy !== undefined && !origins.allowsURL(answeredBy)))
+      throw keeper.redact(error);
     const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
     // A replay refused for a pair that a later renewal has replaced (tokens that expired again meanwhile) goes once
     // more with the newer one; refused with the current pair, it goes to the caller.
-    const held = ticket.replay ? await keeper.afterReplayRejection(ticket, endpoint, config) : await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
+    const held = ticket.replay
+      ? await keeper.afterReplayRejection(ticket, endpoint, config)
+      : await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
     // A stream was consumed by the first send; after eject() the request would go out without a token.
     if (held === null || ejected || isStream(config.data)) throw keeper.redact(error);
     keeper.noteReplay();
@@ -106,7 +116,12 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     // axios wrote the first body's Content-Length into these headers; a user's transform may change the body.
     const headers = new AxiosHeaders(config.headers);
     headers.delete('Content-Length');
-    return instance.request({ ...config, headers, [replayed]: true, transformRequest: [passBody] } as AxiosRequestConfig);
+    return instance.request({
+      ...config,
+      headers,
+      [replayed]: true,
+      transformRequest: [passBody],
+    } as AxiosRequestConfig);
   };
 
   const requestId = instance.interceptors.request.use(authorize);

@@ -33,9 +33,25 @@ export type ResolvedOptions = Required<Omit<TokenAuthOptions, 'authBaseURL' | 'o
 };
 
 const KNOWN: ReadonlyArray<keyof TokenAuthOptions> = [
-  'credentials', 'authBaseURL', 'loginPath', 'tokenPath', 'refreshRequest', 'parseTokens', 'applyToken', 'isTokenRejected',
-  'accessTokenLifetimeMs', 'expiryMarginMs', 'tokenTimeoutMs', 'tokenRetries', 'tokenRetryDelayMs', 'loginCooldownMs',
-  'tokenBudget', 'allowInsecureHttp', 'store', 'origins', 'clock',
+  'credentials',
+  'authBaseURL',
+  'loginPath',
+  'tokenPath',
+  'refreshRequest',
+  'parseTokens',
+  'applyToken',
+  'isTokenRejected',
+  'accessTokenLifetimeMs',
+  'expiryMarginMs',
+  'tokenTimeoutMs',
+  'tokenRetries',
+  'tokenRetryDelayMs',
+  'loginCooldownMs',
+  'tokenBudget',
+  'allowInsecureHttp',
+  'store',
+  'origins',
+  'clock',
 ];
 
 function fail(message: string): never {
@@ -45,7 +61,9 @@ function fail(message: string): never {
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? `the string "${value.slice(0, 40)}"` : `${typeof value === 'object' ? 'an' : 'a'} ${typeof value}`;
+  return typeof value === 'string'
+    ? `the string "${value.slice(0, 40)}"`
+    : `${typeof value === 'object' ? 'an' : 'a'} ${typeof value}`;
 }
 
 function checkKeys(options: object): void {
@@ -57,25 +75,35 @@ function checkKeys(options: object): void {
 }
 
 function checkFunction(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function') fail(`\`${name}\` must be a function, got ${describe(value)}.`);
+  if (value !== undefined && typeof value !== 'function')
+    fail(`\`${name}\` must be a function, got ${describe(value)}.`);
 }
 
 function checkNumber(name: string, value: number, { integer = false, infinite = false, positive = false } = {}): void {
   const ok =
-    typeof value === 'number' && (positive ? value > 0 : value >= 0) && (Number.isFinite(value) || (infinite && value === Infinity)) && (!integer || Number.isInteger(value));
+    typeof value === 'number' &&
+    (positive ? value > 0 : value >= 0) &&
+    (Number.isFinite(value) || (infinite && value === Infinity)) &&
+    (!integer || Number.isInteger(value));
   const range = positive ? 'more than 0' : '0 or more';
-  if (!ok) fail(`\`${name}\` must be a ${integer ? 'whole ' : ''}number of ${integer ? 'times' : 'milliseconds'} (${range}${infinite ? ', or Infinity' : ''}), got ${describe(value)}.`);
+  if (!ok)
+    fail(
+      `\`${name}\` must be a ${integer ? 'whole ' : ''}number of ${integer ? 'times' : 'milliseconds'} (${range}${infinite ? ', or Infinity' : ''}), got ${describe(value)}.`,
+    );
 }
 
 function checkPath(name: string, value: string): void {
-  if (typeof value !== 'string' || value === '') fail(`\`${name}\` must be a non-empty string such as "/auth/api/v1/accounts/login", got ${describe(value)}.`);
+  if (typeof value !== 'string' || value === '')
+    fail(`\`${name}\` must be a non-empty string such as "/auth/api/v1/accounts/login", got ${describe(value)}.`);
 }
 
 function checkCredentials(value: unknown): void {
   if (typeof value === 'function') return;
   const record = value as { username?: unknown; password?: unknown } | null | undefined;
   if (typeof record !== 'object' || record === null) {
-    fail(`\`credentials\` is required: pass { username, password } or a function that returns them, got ${describe(value)}.`);
+    fail(
+      `\`credentials\` is required: pass { username, password } or a function that returns them, got ${describe(value)}.`,
+    );
   }
   if (typeof record.username !== 'string' || typeof record.password !== 'string') {
     // Never echo the values: one of them is a password.
@@ -85,29 +113,40 @@ function checkCredentials(value: unknown): void {
 
 function checkStore(store: TokenStore): void {
   const methods = ['get', 'set', 'clear'] as const;
-  const missing = methods.filter((method) => typeof (store as unknown as Record<string, unknown>)?.[method] !== 'function');
-  if (missing.length > 0) fail(`\`store\` must implement get, set and clear (a TokenStore); missing ${missing.join(', ')}.`);
+  const missing = methods.filter(
+    (method) => typeof (store as unknown as Record<string, unknown>)?.[method] !== 'function',
+  );
+  if (missing.length > 0)
+    fail(`\`store\` must implement get, set and clear (a TokenStore); missing ${missing.join(', ')}.`);
 }
 
 function checkOrigins(origins: unknown): void {
-  if (!Array.isArray(origins)) fail(`\`origins\` must be an array of origins ("https://api.example.com") or RegExps, got ${describe(origins)}.`);
+  if (!Array.isArray(origins))
+    fail(`\`origins\` must be an array of origins ("https://api.example.com") or RegExps, got ${describe(origins)}.`);
   for (const rule of origins) {
     if (rule instanceof RegExp) continue;
     if (typeof rule !== 'string' || !/^[a-z][a-z\d+\-.]*:\/\//i.test(rule) || originOf(rule) === undefined) {
-      fail(`\`origins\` entries must be absolute origins such as "https://api.example.com" or RegExps, got ${describe(rule)}.`);
+      fail(
+        `\`origins\` entries must be absolute origins such as "https://api.example.com" or RegExps, got ${describe(rule)}.`,
+      );
     }
   }
 }
 
 /** Merges the user's options over {@link DEFAULTS} and checks them, so that bad input fails at attach time. */
 export function resolveOptions(instance: AxiosInstance, options: TokenAuthOptions): ResolvedOptions {
-  if (typeof options !== 'object' || options === null) fail(`the second argument must be an options object with \`credentials\`, got ${describe(options)}.`);
+  if (typeof options !== 'object' || options === null)
+    fail(`the second argument must be an options object with \`credentials\`, got ${describe(options)}.`);
   checkKeys(options);
   checkCredentials(options.credentials);
-  for (const name of ['refreshRequest', 'parseTokens', 'applyToken', 'isTokenRejected', 'clock'] as const) checkFunction(name, options[name]);
-  if (options.allowInsecureHttp !== undefined && typeof options.allowInsecureHttp !== 'boolean') fail(`\`allowInsecureHttp\` must be true or false, got ${describe(options.allowInsecureHttp)}.`);
+  for (const name of ['refreshRequest', 'parseTokens', 'applyToken', 'isTokenRejected', 'clock'] as const)
+    checkFunction(name, options[name]);
+  if (options.allowInsecureHttp !== undefined && typeof options.allowInsecureHttp !== 'boolean')
+    fail(`\`allowInsecureHttp\` must be true or false, got ${describe(options.allowInsecureHttp)}.`);
 
-  const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as TokenAuthOptions;
+  const defined = Object.fromEntries(
+    Object.entries(options).filter(([, value]) => value !== undefined),
+  ) as TokenAuthOptions;
   const merged = { ...DEFAULTS, store: new MemoryTokenStore(), ...defined };
 
   checkPath('loginPath', merged.loginPath);
@@ -120,7 +159,9 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   checkNumber('tokenRetryDelayMs', merged.tokenRetryDelayMs);
   checkNumber('loginCooldownMs', merged.loginCooldownMs);
   if (merged.expiryMarginMs >= merged.accessTokenLifetimeMs) {
-    fail(`\`expiryMarginMs\` (${merged.expiryMarginMs}) must be shorter than \`accessTokenLifetimeMs\` (${merged.accessTokenLifetimeMs}), or every request would renew the token.`);
+    fail(
+      `\`expiryMarginMs\` (${merged.expiryMarginMs}) must be shorter than \`accessTokenLifetimeMs\` (${merged.accessTokenLifetimeMs}), or every request would renew the token.`,
+    );
   }
   checkStore(merged.store);
 
@@ -140,13 +181,15 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
     );
   }
   if (merged.origins !== undefined) checkOrigins(merged.origins);
-  const origins = merged.origins ?? [baseURL, authBaseURL].map(originOf).filter((origin): origin is string => origin !== undefined);
+  const origins =
+    merged.origins ?? [baseURL, authBaseURL].map(originOf).filter((origin): origin is string => origin !== undefined);
   return { ...merged, authBaseURL, origins, tokenBudget: resolveBudget(merged.tokenBudget) };
 }
 
 function resolveBudget(budget: TokenAuthOptions['tokenBudget']): TokenBudgetLimits | false {
   if (budget === false) return false;
-  if (typeof budget !== 'object' || budget === null) fail(`\`tokenBudget\` must be { windowMs?, logins?, refreshes? } or false, got ${describe(budget)}.`);
+  if (typeof budget !== 'object' || budget === null)
+    fail(`\`tokenBudget\` must be { windowMs?, logins?, refreshes? } or false, got ${describe(budget)}.`);
   const limits = { ...DEFAULTS.tokenBudget, ...budget };
   checkNumber('tokenBudget.windowMs', limits.windowMs, { positive: true });
   checkNumber('tokenBudget.logins', limits.logins, { integer: true });

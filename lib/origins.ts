@@ -33,9 +33,13 @@ export class OriginPolicy {
   private readonly patterns: readonly RegExp[];
 
   constructor(rules: ReadonlyArray<string | RegExp>) {
-    this.exact = new Set(rules.filter((rule): rule is string => typeof rule === 'string').map((rule) => originOf(rule) ?? rule));
+    this.exact = new Set(
+      rules.filter((rule): rule is string => typeof rule === 'string').map((rule) => originOf(rule) ?? rule),
+    );
     // A global or sticky RegExp keeps state between test() calls: matching with one would flip every time.
-    this.patterns = rules.filter((rule): rule is RegExp => rule instanceof RegExp).map((rule) => new RegExp(rule.source, rule.flags.replace(/[gy]/g, '')));
+    this.patterns = rules
+      .filter((rule): rule is RegExp => rule instanceof RegExp)
+      .map((rule) => new RegExp(rule.source, rule.flags.replace(/[gy]/g, '')));
   }
 
   private lastBase: string | undefined;

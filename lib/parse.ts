@@ -48,12 +48,17 @@ export function parseTokenBody(body: unknown): ParsedTokens | undefined {
 /** Names the shape of an answer (its keys, one level into objects) without any of its values. */
 export function describeShape(body: unknown): string {
   if (typeof body === 'string') return `a text of ${body.length} characters, not a JSON object`;
-  if (!isRecord(body)) return body === null || body === undefined ? 'an empty body' : `a JSON ${Array.isArray(body) ? 'array' : typeof body}`;
+  if (!isRecord(body))
+    return body === null || body === undefined
+      ? 'an empty body'
+      : `a JSON ${Array.isArray(body) ? 'array' : typeof body}`;
   const keys = Object.keys(body).flatMap((key) => {
     const value = body[key];
     return isRecord(value) ? Object.keys(value).map((inner) => `${key}.${inner}`) : [key];
   });
-  return keys.length === 0 ? 'an empty JSON object' : `keys ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? ', …' : ''}`;
+  return keys.length === 0
+    ? 'an empty JSON object'
+    : `keys ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? ', …' : ''}`;
 }
 
 /** The `exp` of a JWT in epoch milliseconds; undefined for opaque tokens. */

@@ -10,7 +10,8 @@ export function isStream(data: unknown): boolean {
 
 export function redactText(text: string, secrets: readonly string[]): string {
   let result = text;
-  for (const secret of secrets) if (secret !== '' && result.includes(secret)) result = result.split(secret).join(REDACTED);
+  for (const secret of secrets)
+    if (secret !== '' && result.includes(secret)) result = result.split(secret).join(REDACTED);
   return result;
 }
 
@@ -33,7 +34,8 @@ function redactConfig<C extends AxiosRequestConfig>(config: C, secrets: readonly
   for (const [name, value] of Object.entries(headers.toJSON())) {
     if (typeof value !== 'string') continue;
     // Keep the scheme ("Bearer"), mask the credential, whatever it is; a value without a scheme goes whole.
-    if (/^(authorization|proxy-authorization)$/i.test(name)) headers.set(name, `${/^\S+\s/.exec(value)?.[0] ?? ''}${REDACTED}`);
+    if (/^(authorization|proxy-authorization)$/i.test(name))
+      headers.set(name, `${/^\S+\s/.exec(value)?.[0] ?? ''}${REDACTED}`);
     else headers.set(name, redactText(value, secrets));
   }
   const copy: C = { ...config, headers };
@@ -56,10 +58,16 @@ export function redactedCopy<E extends object>(error: E, secrets: readonly strin
     const descriptor = Object.getOwnPropertyDescriptor(error, key)!;
     let value: unknown = 'value' in descriptor ? descriptor.value : (error as Record<PropertyKey, unknown>)[key];
     if (typeof value === 'string') value = redactText(value, secrets);
-    else if (key === 'cause' && value instanceof Error) value = depth < 4 ? redactedCopy(value, secrets, depth + 1) : undefined;
+    else if (key === 'cause' && value instanceof Error)
+      value = depth < 4 ? redactedCopy(value, secrets, depth + 1) : undefined;
     // A client library's own detail, such as the command and arguments ioredis puts on its errors.
     else if (typeof value === 'object' && value !== null && !(value instanceof Error)) value = scrub(value, secrets);
-    Object.defineProperty(copy, key, { value, writable: true, enumerable: descriptor.enumerable ?? false, configurable: true });
+    Object.defineProperty(copy, key, {
+      value,
+      writable: true,
+      enumerable: descriptor.enumerable ?? false,
+      configurable: true,
+    });
   }
   return copy;
 }
@@ -73,7 +81,10 @@ export function redactedCopy<E extends object>(error: E, secrets: readonly strin
 export function redactAxiosError<E extends AxiosError>(error: E, secrets: readonly string[]): E {
   const copy = redactedCopy(error, secrets);
   const config = error.config && redactConfig(error.config, secrets);
-  const request = error.request === undefined ? undefined : { redacted: true, method: config?.method?.toUpperCase(), url: config?.url };
+  const request =
+    error.request === undefined
+      ? undefined
+      : { redacted: true, method: config?.method?.toUpperCase(), url: config?.url };
   copy.config = config;
   copy.request = request;
   if (error.response) {

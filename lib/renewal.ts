@@ -92,7 +92,8 @@ export class TokenKeeper {
    */
   usable(config: InternalAxiosRequestConfig): Held | undefined {
     const held = this.held;
-    if (!held || this.inflight || !this.loaded || config.signal?.aborted || config.cancelToken?.reason) return undefined;
+    if (!held || this.inflight || !this.loaded || config.signal?.aborted || config.cancelToken?.reason)
+      return undefined;
     return this.expired(held.pair) ? undefined : held;
   }
 
@@ -127,7 +128,11 @@ export class TokenKeeper {
    * brought. Never renews, so replays cannot loop: each one more needs a renewal that other requests caused. Null
    * when the replay was refused with the current pair: then renewing for `endpoint` would not help either.
    */
-  async afterReplayRejection(ticket: Ticket, endpoint: string, config: InternalAxiosRequestConfig): Promise<Held | null> {
+  async afterReplayRejection(
+    ticket: Ticket,
+    endpoint: string,
+    config: InternalAxiosRequestConfig,
+  ): Promise<Held | null> {
     if (this.inflight) await abortable(this.inflight, config).catch(noop);
     const newer = this.newerThan(ticket);
     if (!newer) this.markUncured(ticket, endpoint);
@@ -143,7 +148,8 @@ export class TokenKeeper {
   private markUncured(ticket: Ticket, endpoint: string): void {
     if (this.held?.generation !== ticket.generation) return;
     const now = this.options.clock();
-    for (const [known, until] of this.uncured) if (until <= now || this.uncured.size >= UNCURED_ENDPOINTS) this.uncured.delete(known);
+    for (const [known, until] of this.uncured)
+      if (until <= now || this.uncured.size >= UNCURED_ENDPOINTS) this.uncured.delete(known);
     this.uncured.set(endpoint, now + Math.min(this.options.accessTokenLifetimeMs, 24 * 3_600_000));
   }
 
@@ -209,14 +215,20 @@ export class TokenKeeper {
     return run;
   }
 
-  private async runRenewal(reason: RenewalReason, mode: Mode, failed: TokenPair | undefined, epoch: number): Promise<Held> {
+  private async runRenewal(
+    reason: RenewalReason,
+    mode: Mode,
+    failed: TokenPair | undefined,
+    epoch: number,
+  ): Promise<Held> {
     // The store bounds its own wait for the lock (`lockTimeoutMs`): a holder that is merely slow is waited for.
     const lock = await this.storeCall(() => this.options.store.lock?.(), false);
     const run: Run = { epoch, fence: lock?.fence };
     try {
       const stored = await this.read();
       // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
-      if (mode === 'auto' && stored && stored.access !== failed?.access && !this.expired(stored)) return this.adopt(stored, epoch);
+      if (mode === 'auto' && stored && stored.access !== failed?.access && !this.expired(stored))
+        return this.adopt(stored, epoch);
       const basis = stored ?? failed;
       if (mode === 'login' || !basis?.refresh) return await this.loginWith(reason, mode, run);
       try {
@@ -245,7 +257,10 @@ export class TokenKeeper {
 
   private checkEpoch(epoch: number): void {
     if (epoch !== this.epoch) {
-      throw new TokenAuthError('LOGGED_OUT', '`auth.logout()` was called while this request waited for tokens; the tokens obtained meanwhile were dropped.');
+      throw new TokenAuthError(
+        'LOGGED_OUT',
+        '`auth.logout()` was called while this request waited for tokens; the tokens obtained meanwhile were dropped.',
+      );
     }
   }
 
@@ -295,13 +310,32 @@ export class TokenKeeper {
       value = typeof source === 'function' ? await source() : source;
     } catch (error) {
       const cause = error instanceof Error ? redactedCopy(error, this.secrets) : undefined;
-      throw this.failed('login', new TokenAuthError('NO_CREDENTIALS', 'The `credentials` function threw, so the plugin cannot log in; see `cause`.', { cause }));
+      throw this.failed(
+        'login',
+        new TokenAuthError(
+          'NO_CREDENTIALS',
+          'The `credentials` function threw, so the plugin cannot log in; see `cause`.',
+          { cause },
+        ),
+      );
     }
     if (typeof value?.username !== 'string' || typeof value.password !== 'string') {
-      throw this.failed('login', new TokenAuthError('NO_CREDENTIALS', 'The `credentials` function gave no { username, password }, so the plugin cannot log in.'));
+      throw this.failed(
+        'login',
+        new TokenAuthError(
+          'NO_CREDENTIALS',
+          'The `credentials` function gave no { username, password }, so the plugin cannot log in.',
+        ),
+      );
     }
     if (value.username.includes(':')) {
-      throw this.failed('login', new TokenAuthError('NO_CREDENTIALS', 'The username contains ":", which HTTP Basic cannot carry (RFC 7617); the password may contain it.'));
+      throw this.failed(
+        'login',
+        new TokenAuthError(
+          'NO_CREDENTIALS',
+          'The username contains ":", which HTTP Basic cannot carry (RFC 7617); the password may contain it.',
+        ),
+      );
     }
     return value;
   }
@@ -312,7 +346,12 @@ export class TokenKeeper {
     const told = parsed.expiresIn !== undefined ? now + parsed.expiresIn * 1000 : jwtExpiry(parsed.access);
     // An expiry already within the margin on arrival means skewed clocks, a broken answer or a very short token:
     // renewing before sending would cost a token call per request, so such a token is renewed on its 401 only.
-    const expiresAt = told === undefined ? now + this.options.accessTokenLifetimeMs : told - this.options.expiryMarginMs > now ? told : undefined;
+    const expiresAt =
+      told === undefined
+        ? now + this.options.accessTokenLifetimeMs
+        : told - this.options.expiryMarginMs > now
+          ? told
+          : undefined;
     const pair: TokenPair = { access: parsed.access };
     const refresh = parsed.refresh ?? previousRefresh;
     if (refresh !== undefined) pair.refresh = refresh;
@@ -337,7 +376,8 @@ export class TokenKeeper {
     this.held = held;
     // A pair can come back (a store event, then a write refused by the fence): it was adopted once.
     const known = this.secrets.includes(pair.access);
-    for (const secret of [pair.access, pair.refresh]) if (secret && !this.secrets.includes(secret)) this.secrets.push(secret);
+    for (const secret of [pair.access, pair.refresh])
+      if (secret && !this.secrets.includes(secret)) this.secrets.push(secret);
     this.secrets.splice(0, Math.max(0, this.secrets.length - REMEMBERED_SECRETS));
     if (fromStore && !known) this.events.emit('adopt', { expiresAt: pair.expiresAt });
     return held;
@@ -396,7 +436,14 @@ export class TokenKeeper {
     } catch (error) {
       const reason = redactText(error instanceof Error ? error.message : String(error), this.secrets);
       const cause = error instanceof Error ? redactedCopy(error, this.secrets) : undefined;
-      this.failed('store', new TokenAuthError('STORE_FAILED', `The token store failed (${reason}); going on with the tokens held in memory.`, { cause }));
+      this.failed(
+        'store',
+        new TokenAuthError(
+          'STORE_FAILED',
+          `The token store failed (${reason}); going on with the tokens held in memory.`,
+          { cause },
+        ),
+      );
       return undefined;
     } finally {
       clearTimeout(timer);

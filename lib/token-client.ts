@@ -21,7 +21,9 @@ function isRefusal(status: number): boolean {
 }
 
 function detailOf(body: unknown): string | undefined {
-  const detail = (body as { detail?: unknown } | null | undefined)?.detail ?? (body as { message?: unknown } | null | undefined)?.message;
+  const detail =
+    (body as { detail?: unknown } | null | undefined)?.detail ??
+    (body as { message?: unknown } | null | undefined)?.message;
   return typeof detail === 'string' && detail !== '' ? detail.slice(0, 200) : undefined;
 }
 
@@ -62,7 +64,9 @@ export class TokenClient {
       // (isNetworkError excludes timeouts and cancellations.)
       // An answer too large to read (ERR_BAD_RESPONSE without a response) is a bad answer, not a network fault.
       retryCondition: (error) =>
-        (error.response === undefined ? isNetworkError(error) && error.code !== 'ERR_BAD_RESPONSE' : error.response.status === 429 || error.response.status >= 500) &&
+        (error.response === undefined
+          ? isNetworkError(error) && error.code !== 'ERR_BAD_RESPONSE'
+          : error.response.status === 429 || error.response.status >= 500) &&
         retryAfter(error) <= options.tokenTimeoutMs,
       retryDelay: (retryCount, error) => exponentialDelay(retryCount - 1, error, options.tokenRetryDelayMs),
     });
@@ -111,33 +115,61 @@ export class TokenClient {
   private failure(operation: Operation, where: string, error: unknown, sent: string[]): TokenAuthError {
     if (error instanceof TokenAuthError) return error;
     if (!isAxiosError(error)) {
-      return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `${where} failed before reaching the token service.`, { cause: error });
+      return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `${where} failed before reaching the token service.`, {
+        cause: error,
+      });
     }
     const response = error.response;
     const secrets = [...sent, ...tokensIn(response?.data)];
     const cause = redactAxiosError(error as AxiosError, secrets);
     if (response === undefined && error.code === 'ERR_BAD_RESPONSE') {
-      return new TokenAuthError('TOKEN_RESPONSE_INVALID', `The token service's answer to ${where} could not be read: ${cause.message}.`, { cause });
+      return new TokenAuthError(
+        'TOKEN_RESPONSE_INVALID',
+        `The token service's answer to ${where} could not be read: ${cause.message}.`,
+        { cause },
+      );
     }
     if (response === undefined) {
-      const reason = error.code === 'ECONNABORTED' || error.code === 'ETIMEDOUT' ? `timed out after ${this.options.tokenTimeoutMs} ms` : `failed (${error.code ?? cause.message})`;
-      return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `The token service could not be reached: ${where} ${reason}.`, { cause });
+      const reason =
+        error.code === 'ECONNABORTED' || error.code === 'ETIMEDOUT'
+          ? `timed out after ${this.options.tokenTimeoutMs} ms`
+          : `failed (${error.code ?? cause.message})`;
+      return new TokenAuthError(
+        'TOKEN_SERVICE_UNAVAILABLE',
+        `The token service could not be reached: ${where} ${reason}.`,
+        { cause },
+      );
     }
     const detail = detailOf(response.data);
     const said = detail === undefined ? '' : `: "${redactText(detail, secrets)}"`;
     if (isRefusal(response.status)) {
-      const fix = operation === 'login' ? ' Check the `credentials`; the plugin will not retry them on its own during `loginCooldownMs`.' : '';
-      return new TokenAuthError(REJECTED[operation], `The token service rejected the ${operation === 'login' ? 'login' : 'refresh token'} (${where}, HTTP ${response.status}${said}).${fix}`, {
-        cause,
-        status: response.status,
-      });
+      const fix =
+        operation === 'login'
+          ? ' Check the `credentials`; the plugin will not retry them on its own during `loginCooldownMs`.'
+          : '';
+      return new TokenAuthError(
+        REJECTED[operation],
+        `The token service rejected the ${operation === 'login' ? 'login' : 'refresh token'} (${where}, HTTP ${response.status}${said}).${fix}`,
+        {
+          cause,
+          status: response.status,
+        },
+      );
     }
     const what =
-      response.status < 300 ? `an answer that was cut off (${error.code ?? 'incomplete body'})` : response.status < 400 ? 'a redirect, which is not followed for token calls' : 'an error';
-    return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `The token service answered ${where} with ${what} (HTTP ${response.status}${said}).`, {
-      cause,
-      status: response.status,
-    });
+      response.status < 300
+        ? `an answer that was cut off (${error.code ?? 'incomplete body'})`
+        : response.status < 400
+          ? 'a redirect, which is not followed for token calls'
+          : 'an error';
+    return new TokenAuthError(
+      'TOKEN_SERVICE_UNAVAILABLE',
+      `The token service answered ${where} with ${what} (HTTP ${response.status}${said}).`,
+      {
+        cause,
+        status: response.status,
+      },
+    );
   }
 }
 
@@ -145,7 +177,11 @@ export class TokenClient {
 function tokensIn(body: unknown): string[] {
   if (typeof body !== 'object' || body === null) return [];
   return Object.entries(body).flatMap(([key, value]) =>
-    typeof value === 'string' && /token|access|refresh/i.test(key) ? [value] : typeof value === 'object' ? tokensIn(value) : [],
+    typeof value === 'string' && /token|access|refresh/i.test(key)
+      ? [value]
+      : typeof value === 'object'
+        ? tokensIn(value)
+        : [],
   );
 }
 

@@ -18,8 +18,7 @@ export interface Credentials {
 
 /** Credentials, or a function (sync or async) asked for them only when a login is needed. */
 export type CredentialsSource =
-  | Credentials
-  | (() => Credentials | null | undefined | Promise<Credentials | null | undefined>);
+  Credentials | (() => Credentials | null | undefined | Promise<Credentials | null | undefined>);
 
 /** The pair a store keeps. Plain data, so a store may serialise it. */
 export interface TokenPair {

@@ -45,7 +45,8 @@ const { values } = parseArgs({
 
 function count(text: string, option: string, min = 1): number {
   const value = Number(text.replace(/_/g, ''));
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${option} must be a whole number of ${min} or more, got "${text}".`);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`--${option} must be a whole number of ${min} or more, got "${text}".`);
   return value;
 }
 
@@ -273,7 +274,13 @@ async function main(): Promise<number> {
         // The refresh token is refused (401), so the plugin logs in; the login itself may be flaky.
         emulator.revokeRefreshTokens();
         injected.revokes += 1;
-        if (roll < 0.97) episode('revoke+login-retried', 'login', Array.from({ length: Math.floor(expiryRandom() * 3) }, flaky), false);
+        if (roll < 0.97)
+          episode(
+            'revoke+login-retried',
+            'login',
+            Array.from({ length: Math.floor(expiryRandom() * 3) }, flaky),
+            false,
+          );
         else episode('revoke+login-exhausted', 'login', Array.from({ length: 4 }, flaky), true);
       }
       emulator.expireAccessTokens();
@@ -287,7 +294,12 @@ async function main(): Promise<number> {
     }
   };
 
-  const paths = ['/allocation/api/v1/tracking/order-list', '/api/v1/orders', '/api/v1/stock', '/api/v1/customers/42/invoices'];
+  const paths = [
+    '/allocation/api/v1/tracking/order-list',
+    '/api/v1/orders',
+    '/api/v1/stock',
+    '/api/v1/customers/42/invoices',
+  ];
   /** A GET, POST, PUT or DELETE with a JSON body for the writes; what the emulator should echo. */
   const request = (i: number): { config: AxiosRequestConfig; method: Method; path: string; body?: unknown } => {
     const roll = trafficRandom();
@@ -298,7 +310,11 @@ async function main(): Promise<number> {
     }
     if (roll < 0.95) {
       const method: Method = roll < 0.85 ? 'POST' : 'PUT';
-      const items = Array.from({ length: 1 + Math.floor(trafficRandom() * 5) }, (_, n) => ({ sku: `SKU-${i}-${n}`, qty: n + 1, note: 'ü€ "quoted"' }));
+      const items = Array.from({ length: 1 + Math.floor(trafficRandom() * 5) }, (_, n) => ({
+        sku: `SKU-${i}-${n}`,
+        qty: n + 1,
+        note: 'ü€ "quoted"',
+      }));
       const body = { request: i, items, ...(trafficRandom() < 0.02 ? { padding: 'x'.repeat(8192) } : {}) };
       return { config: { method, url: base, data: body, headers: { 'X-Soak-Request': i } }, method, path: base, body };
     }
@@ -330,7 +346,10 @@ async function main(): Promise<number> {
     try {
       const response = await api.request(config);
       const echo = response.data as { method?: string; path?: string; body?: unknown };
-      const same = echo.method === method && echo.path === path && (body === undefined || JSON.stringify(echo.body) === JSON.stringify(body));
+      const same =
+        echo.method === method &&
+        echo.path === path &&
+        (body === undefined || JSON.stringify(echo.body) === JSON.stringify(body));
       if (same) tally.succeeded += 1;
       else fail('ECHO_MISMATCH', `${method} ${path}: echoed ${JSON.stringify(echo).slice(0, 200)}`);
     } catch (error) {
@@ -371,11 +390,19 @@ async function main(): Promise<number> {
   // Open the connection pool first, with one burst outside the plugin. With client and server on one event loop,
   // the server accepts new connections slowly (seconds) while established keep-alive connections keep the loop
   // busy: a pool opened by the first wave of the run would leave some of its requests waiting for seconds.
-  await Promise.all(Array.from({ length: CONCURRENCY }, () => axios.get(`${emulator.url}/warm-up`, { validateStatus: () => true })));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, () => axios.get(`${emulator.url}/warm-up`, { validateStatus: () => true })),
+  );
   const warmupCalls = { dataCalls: emulator.counters.dataCalls, unauthorized: emulator.counters.unauthorized };
   const resourcesAtStart = resources();
   const heapAtStart = await settledHeap();
-  const checkpoints: Array<{ requests: number; heapUsed: number; seconds: number; failed: number; tokenCalls: number }> = [];
+  const checkpoints: Array<{
+    requests: number;
+    heapUsed: number;
+    seconds: number;
+    failed: number;
+    tokenCalls: number;
+  }> = [];
   let resourcesAtWarmup: Record<string, number> = {};
   let listenersAtWarmup = 0;
   let outcome: 'done' | 'stuck' = 'done';
@@ -391,15 +418,25 @@ async function main(): Promise<number> {
     if (outcome === 'stuck') break;
     const heapUsed = await settledHeap();
     const failed = Object.values(tally.failures).reduce((sum, n) => sum + n, 0);
-    checkpoints.push({ requests: to, heapUsed, seconds: (performance.now() - t0) / 1000, failed, tokenCalls: emulator.counters.tokenCalls });
+    checkpoints.push({
+      requests: to,
+      heapUsed,
+      seconds: (performance.now() - t0) / 1000,
+      failed,
+      tokenCalls: emulator.counters.tokenCalls,
+    });
     if (c === 1) {
       resourcesAtWarmup = resources();
       listenersAtWarmup = getEventListeners(shutdown.signal, 'abort').length;
     }
     process.stdout.write(
-      `  ${String(Math.round((to / REQUESTS) * 100)).padStart(3)}%  ${String(to).padStart(7)} requests  ${Math.round(completed / (busyMs / 1000))
+      `  ${String(Math.round((to / REQUESTS) * 100)).padStart(3)}%  ${String(to).padStart(7)} requests  ${Math.round(
+        completed / (busyMs / 1000),
+      )
         .toString()
-        .padStart(5)} req/s  failed ${String(failed).padStart(5)}  expiries ${String(expiriesDone).padStart(4)}  token calls ${String(emulator.counters.tokenCalls).padStart(4)}  heap ${mb(heapUsed).toFixed(1)} MB\n`,
+        .padStart(
+          5,
+        )} req/s  failed ${String(failed).padStart(5)}  expiries ${String(expiriesDone).padStart(4)}  token calls ${String(emulator.counters.tokenCalls).padStart(4)}  heap ${mb(heapUsed).toFixed(1)} MB\n`,
     );
   }
   const wallSeconds = (performance.now() - t0) / 1000;
@@ -446,7 +483,15 @@ async function main(): Promise<number> {
     const unexplained: Record<string, number> = {};
     for (const [code, n] of Object.entries(tally.failures)) {
       const allowed =
-        code === 'HTTP_503' ? injected.data : code === 'ERR_CANCELED' ? injected.aborts : code === 'TOKEN_SERVICE_UNAVAILABLE' || code === 'TOKEN_RESPONSE_INVALID' ? (injected.fatal > 0 ? n : 0) : 0;
+        code === 'HTTP_503'
+          ? injected.data
+          : code === 'ERR_CANCELED'
+            ? injected.aborts
+            : code === 'TOKEN_SERVICE_UNAVAILABLE' || code === 'TOKEN_RESPONSE_INVALID'
+              ? injected.fatal > 0
+                ? n
+                : 0
+              : 0;
       if (n > allowed) unexplained[code] = n - allowed;
     }
     return unexplained;
@@ -472,13 +517,23 @@ async function main(): Promise<number> {
     wallSeconds: Number(wallSeconds.toFixed(2)),
     requestsPerSecond: Math.round(completed / (busyMs / 1000)),
     slowRequests,
-    latencyMs: { p50: Number(percentile(sorted, 50).toFixed(1)), p99: Number(percentile(sorted, 99).toFixed(1)), max: Number(percentile(sorted, 100).toFixed(1)) },
+    latencyMs: {
+      p50: Number(percentile(sorted, 50).toFixed(1)),
+      p99: Number(percentile(sorted, 99).toFixed(1)),
+      max: Number(percentile(sorted, 100).toFixed(1)),
+    },
     succeeded: tally.succeeded,
     failed,
     failuresByCode: tally.failures,
     unexplainedFailures: unexplained,
     unsettled,
-    expiries: { planned: EXPIRIES, done: expiriesDone, seenByEmulator: counters.expiries, overlap: OVERLAP, deferredRequests },
+    expiries: {
+      planned: EXPIRIES,
+      done: expiriesDone,
+      seenByEmulator: counters.expiries,
+      overlap: OVERLAP,
+      deferredRequests,
+    },
     injected,
     emulator: counters,
     plugin: stats,
@@ -488,7 +543,14 @@ async function main(): Promise<number> {
       justified,
       minted,
       perExpiry: counters.expiries ? Number(((counters.tokenCalls - 1) / counters.expiries).toFixed(3)) : null,
-      perExpiryNetOfFaults: counters.expiries ? Number(((counters.tokenCalls - 1 - injected.token - injected.login - injected.revokes) / counters.expiries).toFixed(3)) : null,
+      perExpiryNetOfFaults: counters.expiries
+        ? Number(
+            (
+              (counters.tokenCalls - 1 - injected.token - injected.login - injected.revokes) /
+              counters.expiries
+            ).toFixed(3),
+          )
+        : null,
     },
     faults: { injected: faultsInjected, served: faultsServed ?? null },
     heap: {
@@ -496,7 +558,9 @@ async function main(): Promise<number> {
       warmupMB: warm ? Number(mb(warm.heapUsed).toFixed(2)) : null,
       endMB: last ? Number(mb(last.heapUsed).toFixed(2)) : null,
       growthMB: Number(mb(heapGrowth).toFixed(3)),
-      growthKBPer1kRequests: measuredRequests ? Number(((heapGrowth / 1024 / measuredRequests) * 1000).toFixed(3)) : null,
+      growthKBPer1kRequests: measuredRequests
+        ? Number(((heapGrowth / 1024 / measuredRequests) * 1000).toFixed(3))
+        : null,
       slopeKBPer1kRequests: Number(((heapSlope / 1024) * 1000).toFixed(3)),
       limitMB: MAX_HEAP_GROWTH_MB,
       series: checkpoints.map(({ requests, heapUsed }) => [requests, Number(mb(heapUsed).toFixed(2))]),
@@ -522,10 +586,20 @@ async function main(): Promise<number> {
     ...Object.entries(tally.failures)
       .sort(([, a], [, b]) => b - a)
       .map(([code, n]): [string, string] => [`  ${code}`, fmt(n)]),
-    ['unexplained failures', unexplainedCount === 0 ? '0' : Object.entries(unexplained).map(([code, n]) => `${code} ${n}`).join(', ')],
+    [
+      'unexplained failures',
+      unexplainedCount === 0
+        ? '0'
+        : Object.entries(unexplained)
+            .map(([code, n]) => `${code} ${n}`)
+            .join(', '),
+    ],
     ['never settled', String(unsettled)],
     ['expiries (planned / done / seen by emulator)', `${EXPIRIES} / ${expiriesDone} / ${counters.expiries}`],
-    [OVERLAP ? 'expiries: --overlap (never deferred)' : 'requests issued while an expiry was deferred', OVERLAP ? 'yes' : fmt(deferredRequests)],
+    [
+      OVERLAP ? 'expiries: --overlap (never deferred)' : 'requests issued while an expiry was deferred',
+      OVERLAP ? 'yes' : fmt(deferredRequests),
+    ],
     ['expiries by token fault', ''],
     ...Object.entries(injected.episodes)
       .sort(([, a], [, b]) => b - a)
@@ -535,14 +609,23 @@ async function main(): Promise<number> {
     ['renewals meant to fail, revokes, aborts', `${injected.fatal}, ${injected.revokes}, ${injected.aborts}`],
     ['token calls (emulator)', fmt(counters.tokenCalls)],
     ['  logins / refreshes / refused', `${counters.logins} / ${counters.refreshes} / ${counters.rejected}`],
-    ['token calls per expiry (all / net of faults)', `${result.tokenCalls.perExpiry?.toFixed(3) ?? '-'} / ${result.tokenCalls.perExpiryNetOfFaults?.toFixed(3) ?? '-'}`],
+    [
+      'token calls per expiry (all / net of faults)',
+      `${result.tokenCalls.perExpiry?.toFixed(3) ?? '-'} / ${result.tokenCalls.perExpiryNetOfFaults?.toFixed(3) ?? '-'}`,
+    ],
     ['token calls justified (rule)', `${fmt(justified)} (used ${fmt(counters.tokenCalls)})`],
     ['tokens minted / allowed', `${minted} / ${1 + counters.expiries}`],
     ['data calls, 401s served', `${fmt(counters.dataCalls)}, ${fmt(counters.unauthorized)}`],
-    ['plugin: logins / refreshes / replays / failures', `${stats.logins} / ${stats.refreshes} / ${fmt(stats.replays)} / ${stats.failures}`],
+    [
+      'plugin: logins / refreshes / replays / failures',
+      `${stats.logins} / ${stats.refreshes} / ${fmt(stats.replays)} / ${stats.failures}`,
+    ],
     ['heap: start / warm-up / end', `${result.heap.startMB} / ${result.heap.warmupMB} / ${result.heap.endMB} MB`],
     ['heap growth after warm-up', `${result.heap.growthMB} MB (limit ${MAX_HEAP_GROWTH_MB} MB)`],
-    ['heap growth per 1,000 requests', `${result.heap.growthKBPer1kRequests} KB (slope ${result.heap.slopeKBPer1kRequests} KB)`],
+    [
+      'heap growth per 1,000 requests',
+      `${result.heap.growthKBPer1kRequests} KB (slope ${result.heap.slopeKBPer1kRequests} KB)`,
+    ],
     ['active resources after warm-up', describeResources(resourcesAtWarmup)],
     ['active resources at end', describeResources(resourcesAtEnd)],
     ['shared-signal listeners: warm-up → end', `${listenersAtWarmup} → ${listenersAtEnd}`],
@@ -552,7 +635,9 @@ async function main(): Promise<number> {
   const width = Math.max(...rows.map(([name]) => name.length));
   const valueWidth = Math.max(...rows.map(([, value]) => value.length));
   const line = `+${'-'.repeat(width + 2)}+${'-'.repeat(valueWidth + 2)}+`;
-  process.stdout.write(`\n${line}\n${rows.map(([name, value]) => `| ${name.padEnd(width)} | ${value.padStart(valueWidth)} |`).join('\n')}\n${line}\n`);
+  process.stdout.write(
+    `\n${line}\n${rows.map(([name, value]) => `| ${name.padEnd(width)} | ${value.padStart(valueWidth)} |`).join('\n')}\n${line}\n`,
+  );
   for (const [code, message] of Object.entries(tally.samples)) process.stdout.write(`  ${code}: ${message}\n`);
   for (const warning of warnings.slice(0, 5)) process.stdout.write(`  warning: ${warning}\n`);
   if (tally.failures.HTTP_401) {

@@ -32,9 +32,16 @@ export async function emulator(options: EmulatorOptions = {}): Promise<TokenServ
 }
 
 /** An emulator, an axios instance on it and the plugin attached. */
-export async function e2e(options: Partial<TokenAuthOptions> = {}, emulatorOptions: EmulatorOptions = {}): Promise<E2ERig> {
+export async function e2e(
+  options: Partial<TokenAuthOptions> = {},
+  emulatorOptions: EmulatorOptions = {},
+): Promise<E2ERig> {
   const started = await emulator(emulatorOptions);
   const api = axios.create({ baseURL: started.url });
-  const auth = attachTokenAuth(api, { credentials: { username: E2E_USER, password: E2E_PASSWORD }, tokenRetryDelayMs: 5, ...options });
+  const auth = attachTokenAuth(api, {
+    credentials: { username: E2E_USER, password: E2E_PASSWORD },
+    tokenRetryDelayMs: 5,
+    ...options,
+  });
   return { emulator: started, api, auth };
 }

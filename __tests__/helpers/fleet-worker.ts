@@ -23,7 +23,10 @@ const mask = (text: string): string => maskSecrets(text, [E2E_PASSWORD]);
 /** What a failed request says: the plugin's code or axios's, the HTTP status, the message; never the config. */
 function describeError(error: unknown): string {
   if (isTokenAuthError(error)) return mask(`${error.code}: ${error.message}`);
-  if (axios.isAxiosError(error)) return mask(`${error.code ?? 'AXIOS_ERROR'}${error.response ? ` (HTTP ${error.response.status})` : ''}: ${error.message}`);
+  if (axios.isAxiosError(error))
+    return mask(
+      `${error.code ?? 'AXIOS_ERROR'}${error.response ? ` (HTTP ${error.response.status})` : ''}: ${error.message}`,
+    );
   return mask(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 }
 
@@ -87,7 +90,10 @@ async function main(): Promise<void> {
   let subscriber: Redis | undefined;
   const timings = config.lock ?? {};
   if (config.store.kind === 'file') {
-    store = new FileTokenStore(config.store.path, { ...timings, ...(config.store.watch !== undefined && { watch: config.store.watch }) });
+    store = new FileTokenStore(config.store.path, {
+      ...timings,
+      ...(config.store.watch !== undefined && { watch: config.store.watch }),
+    });
   } else {
     // No retries of commands across a reconnect: a test wants to see a store failure, not a hidden delay.
     const redis = new Redis(config.store.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -99,7 +105,11 @@ async function main(): Promise<void> {
       closers.push(() => connection.quit());
       subscriber = connection;
     }
-    const redisStore = new RedisTokenStore(redis, { prefix: config.store.prefix, ...timings, ...(subscriber && { subscriber }) });
+    const redisStore = new RedisTokenStore(redis, {
+      prefix: config.store.prefix,
+      ...timings,
+      ...(subscriber && { subscriber }),
+    });
     // Closed before the connections: it unsubscribes on the subscriber.
     closers.unshift(() => redisStore.close());
     store = redisStore;
@@ -115,7 +125,9 @@ async function main(): Promise<void> {
   auth.on('login', ({ reason, durationMs }) => record({ name: 'login', at: Date.now(), reason, durationMs }));
   auth.on('refresh', ({ reason, durationMs }) => record({ name: 'refresh', at: Date.now(), reason, durationMs }));
   auth.on('adopt', () => record({ name: 'adopt', at: Date.now() }));
-  auth.on('failure', ({ operation, code, error }) => record({ name: 'failure', at: Date.now(), operation, code, message: describeError(error) }));
+  auth.on('failure', ({ operation, code, error }) =>
+    record({ name: 'failure', at: Date.now(), operation, code, message: describeError(error) }),
+  );
 
   // The store subscribed when the plugin attached; a PING on the same connection is answered after that SUBSCRIBE,
   // so once it is, this process hears every pair written from now on.
@@ -144,7 +156,19 @@ async function main(): Promise<void> {
     const stats: TokenAuthStats = auth.stats();
     const events = pending;
     pending = [];
-    send({ type: 'burst-done', id, ok, failed: n - ok, latenciesMs, replays: stats.replays - before, stats, errors, events, startedAt, finishedAt: Date.now() });
+    send({
+      type: 'burst-done',
+      id,
+      ok,
+      failed: n - ok,
+      latenciesMs,
+      replays: stats.replays - before,
+      stats,
+      errors,
+      events,
+      startedAt,
+      finishedAt: Date.now(),
+    });
   };
 
   let closing = false;

@@ -114,7 +114,10 @@ const SECRET_SHAPES: readonly RegExp[] = [
 export function maskSecrets(text: string, literals: readonly string[] = [E2E_PASSWORD]): string {
   let masked = text;
   for (const literal of literals) if (literal) masked = masked.split(literal).join('[masked]');
-  for (const shape of SECRET_SHAPES) masked = masked.replace(shape, (_match, scheme?: unknown) => (typeof scheme === 'string' ? `${scheme} [masked]` : '[masked]'));
+  for (const shape of SECRET_SHAPES)
+    masked = masked.replace(shape, (_match, scheme?: unknown) =>
+      typeof scheme === 'string' ? `${scheme} [masked]` : '[masked]',
+    );
   return masked;
 }
 
@@ -259,7 +262,9 @@ export class FleetWorker {
     this.process.send(message);
     return withTimeout(reply, timeoutMs, () => {
       this.waiting.delete(id);
-      return new Error(`fleet worker #${this.index} did not answer a burst of ${n} within ${timeoutMs} ms; its output:\n${this.log}`);
+      return new Error(
+        `fleet worker #${this.index} did not answer a burst of ${n} within ${timeoutMs} ms; its output:\n${this.log}`,
+      );
     });
   }
 
@@ -309,7 +314,12 @@ export class FleetWorker {
   private exitError(when: string): WorkerExitedError {
     const exit = this.exitInfo ?? { code: null, signal: null };
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-    return new WorkerExitedError(`fleet worker #${this.index} (pid ${this.pid}) ${how} ${when}; its output:\n${this.log || '(none)'}`, this.index, exit, this.ending !== undefined);
+    return new WorkerExitedError(
+      `fleet worker #${this.index} (pid ${this.pid}) ${how} ${when}; its output:\n${this.log || '(none)'}`,
+      this.index,
+      exit,
+      this.ending !== undefined,
+    );
   }
 
   /**
@@ -333,7 +343,10 @@ export interface Fleet {
    */
   burst(n: number, options?: BurstOptions & { only?: readonly number[] }): Promise<BurstReply[]>;
   /** Resolves with the first event, from now on, that `predicate` accepts, and the worker that reported it. */
-  waitForEvent(predicate: (event: FleetEvent, worker: FleetWorker) => boolean, timeoutMs?: number): Promise<{ worker: FleetWorker; event: FleetEvent }>;
+  waitForEvent(
+    predicate: (event: FleetEvent, worker: FleetWorker) => boolean,
+    timeoutMs?: number,
+  ): Promise<{ worker: FleetWorker; event: FleetEvent }>;
   /** Signals one worker (SIGKILL by default) and resolves once it has ended. */
   kill(index: number, signal?: NodeJS.Signals): Promise<WorkerExit>;
   /**
@@ -383,7 +396,11 @@ function makeFleet(workers: FleetWorker[]): Fleet {
           stops.push(worker.onEvent((event) => predicate(event, worker) && resolveFound({ worker, event })));
         }
       });
-      return withTimeout(found, timeoutMs, () => new Error(`No fleet worker reported the awaited event within ${timeoutMs} ms.`)).finally(() => {
+      return withTimeout(
+        found,
+        timeoutMs,
+        () => new Error(`No fleet worker reported the awaited event within ${timeoutMs} ms.`),
+      ).finally(() => {
         for (const stop of stops) stop();
       });
     },
@@ -399,7 +416,13 @@ function makeFleet(workers: FleetWorker[]): Fleet {
 }
 
 /** The replies of a burst added up. */
-export function sumBursts(replies: readonly BurstReply[]): { ok: number; failed: number; replays: number; errors: string[]; events: FleetEvent[] } {
+export function sumBursts(replies: readonly BurstReply[]): {
+  ok: number;
+  failed: number;
+  replays: number;
+  errors: string[];
+  events: FleetEvent[];
+} {
   return {
     ok: replies.reduce((sum, reply) => sum + reply.ok, 0),
     failed: replies.reduce((sum, reply) => sum + reply.failed, 0),

@@ -10,7 +10,10 @@ export function fulfilled<T>(results: PromiseSettledResult<T>[]): number {
 }
 
 /** A clock the test moves by hand. */
-export function manualClock(start = Date.parse('2026-01-01T00:00:00Z')): { now: () => number; advance: (ms: number) => void } {
+export function manualClock(start = Date.parse('2026-01-01T00:00:00Z')): {
+  now: () => number;
+  advance: (ms: number) => void;
+} {
   let time = start;
   return { now: () => time, advance: (ms) => void (time += ms) };
 }

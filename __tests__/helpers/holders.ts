@@ -14,7 +14,11 @@ const ORDERS = '/allocation/api/v1/tracking/order-list';
  * one login and one refresh between them, and none for the latecomer, which finds the pair in the store.
  * `track` receives the handles to eject after the test.
  */
-export async function expectOneClientForTwoHolders(service: TokenServiceEmulator, store: () => TokenStore, track: (auth: TokenAuth) => void): Promise<void> {
+export async function expectOneClientForTwoHolders(
+  service: TokenServiceEmulator,
+  store: () => TokenStore,
+  track: (auth: TokenAuth) => void,
+): Promise<void> {
   const attach = (): { api: AxiosInstance; auth: TokenAuth } => {
     const api = axios.create({ baseURL: service.url });
     const auth = attachTokenAuth(api, { credentials: { username: E2E_USER, password: E2E_PASSWORD }, store: store() });

@@ -34,9 +34,13 @@ export async function startRedisServer(): Promise<RedisServer> {
   // The port may be taken between the probe and redis-server's bind: try a few.
   for (let attempt = 1; ; attempt += 1) {
     const port = await freePort();
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     try {
       await ready(child);
       return {

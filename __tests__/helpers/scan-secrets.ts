@@ -56,7 +56,8 @@ export const KNOWN_CREDENTIALS: ReadonlyArray<readonly [username: string, passwo
 /** Other literal secrets the tests plant in token-service answers. */
 export const KNOWN_LITERALS: readonly string[] = ['tok-9f8e7d6c-not-for-logs', 'sess-1a2b3c4d-not-for-logs'];
 
-const basicOf = (username: string, password: string): string => Buffer.from(`${username}:${password}`, 'utf8').toString('base64');
+const basicOf = (username: string, password: string): string =>
+  Buffer.from(`${username}:${password}`, 'utf8').toString('base64');
 
 /** The secrets searched for as text: passwords, the base64 of username:password, and extra literals. */
 export function literalSecrets(
@@ -106,7 +107,10 @@ export function tokenShapedIn(text: string): Secret[] {
     const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     // A real encoding round-trips; "Basic auth" decodes to bytes that do not.
-    if (colon > 0 && Buffer.from(decoded, 'utf8').toString('base64').replace(/=+$/, '') === match[1]!.replace(/=+$/, '')) {
+    if (
+      colon > 0 &&
+      Buffer.from(decoded, 'utf8').toString('base64').replace(/=+$/, '') === match[1]!.replace(/=+$/, '')
+    ) {
       found.push({ name: 'Basic value (base64 of user:password)', value: match[1]! });
     }
   }
@@ -140,12 +144,10 @@ export function preview(secret: string): string {
   return `${JSON.stringify(secret.slice(0, Math.min(4, Math.floor(secret.length / 4))))}… (${secret.length} chars)`;
 }
 
-
-
 /** The value and each `cause` below it, cycle-safe. */
 function causeChain(value: unknown, limit = 10): unknown[] {
   const chain: unknown[] = [];
-  for (let link = value; typeof link === 'object' && link !== null && !chain.includes(link) && chain.length < limit; ) {
+  for (let link = value; typeof link === 'object' && link !== null && !chain.includes(link) && chain.length < limit;) {
     chain.push(link);
     link = safely(() => (link as { cause?: unknown }).cause as never);
   }
@@ -174,7 +176,11 @@ function pathsTo(value: unknown, secret: string, root: string): string[] {
     if (typeof item !== 'object' || item === null || seen.has(item) || depth > PATH_WALK_DEPTH) continue;
     seen.add(item);
     if (ArrayBuffer.isView(item)) {
-      if (item.byteLength < 1 << 20 && Buffer.from(item.buffer, item.byteOffset, item.byteLength).toString('utf8').includes(secret)) paths.push(`${path} (bytes)`);
+      if (
+        item.byteLength < 1 << 20 &&
+        Buffer.from(item.buffer, item.byteOffset, item.byteLength).toString('utf8').includes(secret)
+      )
+        paths.push(`${path} (bytes)`);
       continue;
     }
     const visit = (child: unknown, childPath: string) => queue.push({ item: child, path: childPath, depth: depth + 1 });
@@ -202,13 +208,21 @@ function pathsTo(value: unknown, secret: string, root: string): string[] {
  * cycle-safe JSON.stringify of the value and of each link of its cause chain, plus `lines` (rendered console
  * output). `literals` are searched as text; token-shaped strings are found by their form.
  */
-export function findLeaks(value: unknown, literals: readonly Secret[], lines: readonly string[] = [], cleanTexts?: Set<string>): Finding[] {
+export function findLeaks(
+  value: unknown,
+  literals: readonly Secret[],
+  lines: readonly string[] = [],
+  cleanTexts?: Set<string>,
+): Finding[] {
   const views: Array<{ where: string; text: string }> = [];
-  lines.forEach((text, index) => views.push({ where: lines.length === 1 ? 'console line' : `console line ${index}`, text }));
+  lines.forEach((text, index) =>
+    views.push({ where: lines.length === 1 ? 'console line' : `console line ${index}`, text }),
+  );
   // The value, and for console arguments each Error among them, with every link of their cause chains: a cause
   // is rendered on its own too, so that depth 8 applies from it.
   const roots: Array<[string, unknown]> = [['<value>', value]];
-  if (Array.isArray(value)) value.forEach((item, index) => item instanceof Error && roots.push([`<value>[${index}]`, item]));
+  if (Array.isArray(value))
+    value.forEach((item, index) => item instanceof Error && roots.push([`<value>[${index}]`, item]));
   roots.forEach(([rootName, root], rootIndex) => {
     causeChain(root).forEach((link, index) => {
       if (rootIndex > 0 && index === 0) return; // already inside the rendering of the whole value
@@ -230,7 +244,10 @@ export function findLeaks(value: unknown, literals: readonly Secret[], lines: re
   for (const { where, text } of views) {
     if (cleanTexts?.has(text)) continue;
     let clean = true;
-    for (const secret of [...literals.filter((literal) => literal.value !== '' && text.includes(literal.value)), ...tokenShapedIn(text)]) {
+    for (const secret of [
+      ...literals.filter((literal) => literal.value !== '' && text.includes(literal.value)),
+      ...tokenShapedIn(text),
+    ]) {
       note(secret, where);
       clean = false;
     }
@@ -284,7 +301,9 @@ export function scanRecords(): readonly ScanRecord[] {
 function currentTest(): string | undefined {
   return safely(() => {
     const state = expect.getState() as { currentConcurrentTestName?: unknown; currentTestName?: string };
-    return typeof state.currentConcurrentTestName === 'function' ? (state.currentConcurrentTestName as () => string | undefined)() : state.currentTestName;
+    return typeof state.currentConcurrentTestName === 'function'
+      ? (state.currentConcurrentTestName as () => string | undefined)()
+      : state.currentTestName;
   });
 }
 
@@ -308,7 +327,9 @@ function isTokenAuthError(value: unknown): boolean {
 
 function carriesPluginSymbol(config: unknown): boolean {
   if (typeof config !== 'object' || config === null) return false;
-  return Object.getOwnPropertySymbols(config).some((symbol) => symbol.description?.startsWith(PLUGIN_SYMBOL_PREFIX) === true);
+  return Object.getOwnPropertySymbols(config).some(
+    (symbol) => symbol.description?.startsWith(PLUGIN_SYMBOL_PREFIX) === true,
+  );
 }
 
 /** Whether a request's rejection is one the plugin hands to the caller (see the top of the file). */
@@ -338,7 +359,8 @@ function harvestRequest(config: unknown): void {
       harvested.set(basic, 'Basic value sent in a request');
       const decoded = Buffer.from(basic, 'base64').toString('utf8');
       const password = decoded.slice(decoded.indexOf(':') + 1);
-      if (decoded.includes(':') && isSearchablePassword(password)) harvested.set(password, 'password sent in a Basic header');
+      if (decoded.includes(':') && isSearchablePassword(password))
+        harvested.set(password, 'password sent in a Basic header');
     }
   }
   if (auth && typeof auth.username === 'string' && typeof auth.password === 'string') {
@@ -353,7 +375,8 @@ const TOKEN_KEYS = /^(access|refresh|token|id_token|(access|refresh)(_token|Toke
 function harvestAnswer(body: unknown, depth = 0): void {
   if (typeof body !== 'object' || body === null || depth > 2) return;
   for (const [key, value] of Object.entries(body)) {
-    if (typeof value === 'string' && value.length >= 8 && TOKEN_KEYS.test(key)) harvested.set(value, `token the token service answered (${key})`);
+    if (typeof value === 'string' && value.length >= 8 && TOKEN_KEYS.test(key))
+      harvested.set(value, `token the token service answered (${key})`);
     else if (key === 'data') harvestAnswer(value, depth + 1);
   }
 }
@@ -373,7 +396,10 @@ function installAxios(): void {
       (reason: unknown) => {
         if (axios.isAxiosError(reason)) harvestAnswer(reason.response?.data);
         if (isPluginRejection(reason)) {
-          const method = (axios.isAxiosError(reason) ? reason.config?.method : undefined) ?? (configOrUrl as { method?: string } | undefined)?.method ?? 'get';
+          const method =
+            (axios.isAxiosError(reason) ? reason.config?.method : undefined) ??
+            (configOrUrl as { method?: string } | undefined)?.method ??
+            'get';
           record('rejection', `${method.toUpperCase()} request rejected with ${describeError(reason)}`, reason);
         }
         throw reason;
@@ -438,7 +464,9 @@ const wrapConsoleMethod = new Function(
 function installConsole(): void {
   const target = console as unknown as Record<string, (...args: unknown[]) => void>;
   for (const method of CONSOLE_METHODS) {
-    target[method] = wrapConsoleMethod(target[method]!, (args) => record('console', `console.${method}`, args, [safely(() => util.format(...args)) ?? '']));
+    target[method] = wrapConsoleMethod(target[method]!, (args) =>
+      record('console', `console.${method}`, args, [safely(() => util.format(...args)) ?? '']),
+    );
   }
 }
 
@@ -466,7 +494,9 @@ export function scanPending(): string | undefined {
     if (findings.length === 0) continue;
     const where = `record #${released + scanned} [${entry.labels.join('; ')}]${entry.test ? ` in test "${entry.test}"` : ' (outside a test)'}`;
     for (const finding of findings) {
-      problems.push(`  ${where}\n    ${finding.secret}\n    seen in: ${finding.seenIn.join(', ')}\n    at: ${finding.paths.length ? finding.paths.join(', ') : '(no property path; only a serialiser shows it)'}`);
+      problems.push(
+        `  ${where}\n    ${finding.secret}\n    seen in: ${finding.seenIn.join(', ')}\n    at: ${finding.paths.length ? finding.paths.join(', ') : '(no property path; only a serialiser shows it)'}`,
+      );
     }
   }
   // Let the scanned values go: a jest worker may keep a test file's module registry alive after the file (through
@@ -493,7 +523,9 @@ type Hook = (fn: (...args: never[]) => unknown, timeout?: number) => void;
 
 function debugSummary(scanMs: number): void {
   if (!DEBUG) return;
-  process.stderr.write(`[scan-secrets] ${testFile()}: ${released + records.length} records, ${harvested.size} harvested secrets, scanned in ${Math.round(scanMs)} ms ${JSON.stringify(tally)}\n`);
+  process.stderr.write(
+    `[scan-secrets] ${testFile()}: ${released + records.length} records, ${harvested.size} harvested secrets, scanned in ${Math.round(scanMs)} ms ${JSON.stringify(tally)}\n`,
+  );
 }
 
 function installHooks(): void {

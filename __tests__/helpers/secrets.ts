@@ -24,9 +24,16 @@ export function basicHeader(username = USERNAME, password = PASSWORD): string {
  * Everything that must never reach the user: the password, the Basic header and its base64 part, every token the
  * service issued, and whatever else the test made the service say.
  */
-export function secretsOf(service: FakeTokenService, extra: readonly string[] = [], password = PASSWORD, username = USERNAME): string[] {
+export function secretsOf(
+  service: FakeTokenService,
+  extra: readonly string[] = [],
+  password = PASSWORD,
+  username = USERNAME,
+): string[] {
   const basic = basicHeader(username, password);
-  return [...new Set([password, basic, basic.slice('Basic '.length), ...service.issued, ...extra])].filter((secret) => secret !== '');
+  return [...new Set([password, basic, basic.slice('Basic '.length), ...service.issued, ...extra])].filter(
+    (secret) => secret !== '',
+  );
 }
 
 function describeKey(key: string | symbol): string {
@@ -43,8 +50,6 @@ function read(target: object, key: string | symbol): { value: unknown } | undefi
   }
 }
 
-
-
 /**
  * Every place a secret occurs in `value`: own properties (enumerable or not, string or symbol keys, getters
  * included), Error message/stack/cause, AxiosHeaders, arrays, Maps, Sets, binary buffers, and the text of
@@ -55,7 +60,8 @@ export function findSecrets(value: unknown, secrets: readonly string[]): Leak[] 
   const leaks: Leak[] = [];
   const check = (text: string, where: string) => {
     for (const secret of wanted) {
-      if (text.includes(secret) && !leaks.some((leak) => leak.secret === secret && leak.where === where)) leaks.push({ secret, where });
+      if (text.includes(secret) && !leaks.some((leak) => leak.secret === secret && leak.where === where))
+        leaks.push({ secret, where });
     }
   };
 
@@ -134,14 +140,25 @@ export function expectNoSecrets(value: unknown, secrets: readonly string[]): voi
 /** The error and every `cause` below it. */
 export function causeChain(error: unknown): unknown[] {
   const chain: unknown[] = [];
-  for (let link = error; link !== undefined && link !== null && !chain.includes(link); link = (link as { cause?: unknown }).cause) {
+  for (
+    let link = error;
+    link !== undefined && link !== null && !chain.includes(link);
+    link = (link as { cause?: unknown }).cause
+  ) {
     chain.push(link);
     if (typeof link !== 'object' && typeof link !== 'function') break;
   }
   return chain;
 }
 
-export const EVENT_NAMES = ['login', 'refresh', 'adopt', 'replay', 'failure', 'logout'] as const satisfies ReadonlyArray<keyof TokenAuthEvents>;
+export const EVENT_NAMES = [
+  'login',
+  'refresh',
+  'adopt',
+  'replay',
+  'failure',
+  'logout',
+] as const satisfies ReadonlyArray<keyof TokenAuthEvents>;
 
 export interface Recorded {
   event: keyof TokenAuthEvents;

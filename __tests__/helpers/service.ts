@@ -60,7 +60,10 @@ export class FakeTokenService {
   readonly alwaysUnauthorized = new Set<string>();
   private serial = 0;
 
-  constructor(readonly authBase = API, readonly dataBase = API) {
+  constructor(
+    readonly authBase = API,
+    readonly dataBase = API,
+  ) {
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const service = this;
     const auth = nock(authBase).persist();
@@ -72,7 +75,12 @@ export class FakeTokenService {
     } as never);
     const data = nock(dataBase).persist();
     for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
-      data[method]((path: string) => !path.startsWith('/auth/')).reply(function (this: nock.ReplyFnContext, path: string, body: unknown, callback: Callback) {
+      data[method]((path: string) => !path.startsWith('/auth/')).reply(function (
+        this: nock.ReplyFnContext,
+        path: string,
+        body: unknown,
+        callback: Callback,
+      ) {
         void service.data(method.toUpperCase(), path, this.req.headers, body, callback);
       } as never);
     }
@@ -109,9 +117,24 @@ export class FakeTokenService {
     return pair;
   }
 
-  private async route(route: 'login' | 'token', origin: string, headers: Record<string, unknown>, body: unknown, callback: Callback): Promise<void> {
+  private async route(
+    route: 'login' | 'token',
+    origin: string,
+    headers: Record<string, unknown>,
+    body: unknown,
+    callback: Callback,
+  ): Promise<void> {
     const authorization = headers.authorization as string | undefined;
-    this.received.push({ route, method: 'POST', origin, path: route === 'login' ? LOGIN : TOKEN, authorization, headers, body: stringify(body), at: Date.now() });
+    this.received.push({
+      route,
+      method: 'POST',
+      origin,
+      path: route === 'login' ? LOGIN : TOKEN,
+      authorization,
+      headers,
+      body: stringify(body),
+      at: Date.now(),
+    });
     if (this.tokenDelayMs) await sleep(this.tokenDelayMs);
     const fault = (route === 'login' ? this.loginFaults : this.tokenFaults).shift();
     if (fault === 'hang') return;
@@ -133,14 +156,25 @@ export class FakeTokenService {
   private token(body: unknown): Reply {
     const parsed = typeof body === 'string' ? safeJSON(body) : body;
     const refresh = (parsed as { refresh_token?: unknown } | undefined)?.refresh_token;
-    if (typeof refresh !== 'string' || !this.validRefresh.has(refresh)) return [401, { detail: 'Token is invalid or expired', code: 'token_not_valid' }];
+    if (typeof refresh !== 'string' || !this.validRefresh.has(refresh))
+      return [401, { detail: 'Token is invalid or expired', code: 'token_not_valid' }];
     this.refreshes += 1;
     const pair = this.issue();
     if (this.rotate) this.validRefresh.delete(refresh);
     else this.validRefresh.delete(pair.refresh);
     const answer = this.rotate ? pair : { access: pair.access };
     if (this.tokenShape === 'seed') return [200, this.withExpiry(answer)];
-    return [200, { status: true, data: { access_token: answer.access, ...(this.rotate ? { refresh_token: pair.refresh } : {}), ...this.expiryField() } }];
+    return [
+      200,
+      {
+        status: true,
+        data: {
+          access_token: answer.access,
+          ...(this.rotate ? { refresh_token: pair.refresh } : {}),
+          ...this.expiryField(),
+        },
+      },
+    ];
   }
 
   private withExpiry<T extends object>(answer: T): T {
@@ -151,14 +185,32 @@ export class FakeTokenService {
     return this.expiresIn === undefined ? {} : { expires_in: this.expiresIn };
   }
 
-  private async data(method: string, path: string, headers: Record<string, unknown>, body: unknown, callback: Callback): Promise<void> {
+  private async data(
+    method: string,
+    path: string,
+    headers: Record<string, unknown>,
+    body: unknown,
+    callback: Callback,
+  ): Promise<void> {
     const authorization = headers.authorization as string | undefined;
-    this.received.push({ route: 'data', method, origin: this.dataBase, path, authorization, headers, body: stringify(body), at: Date.now() });
+    this.received.push({
+      route: 'data',
+      method,
+      origin: this.dataBase,
+      path,
+      authorization,
+      headers,
+      body: stringify(body),
+      at: Date.now(),
+    });
     const delay = typeof this.dataDelayMs === 'function' ? this.dataDelayMs(path) : this.dataDelayMs;
     if (delay) await sleep(delay);
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
     if (token === undefined || !this.validAccess.has(token) || this.alwaysUnauthorized.has(path)) {
-      return callback(null, [this.refusalStatus, { detail: 'Given token not valid for any token type', code: 'token_not_valid' }]);
+      return callback(null, [
+        this.refusalStatus,
+        { detail: 'Given token not valid for any token type', code: 'token_not_valid' },
+      ]);
     }
     callback(null, [200, { method, path, body: stringify(body), contentType: headers['content-type'] ?? null }]);
   }

@@ -34,7 +34,11 @@ export interface Rig {
 /** A fake service, an instance on it and the plugin attached, with fast retries unless the test says otherwise. */
 export function rig(options: Partial<TokenAuthOptions> = {}, service = new FakeTokenService()): Rig {
   const api = axios.create({ baseURL: service.dataBase });
-  const auth = attachTokenAuth(api, { credentials: { username: USERNAME, password: PASSWORD }, tokenRetryDelayMs: 1, ...options });
+  const auth = attachTokenAuth(api, {
+    credentials: { username: USERNAME, password: PASSWORD },
+    tokenRetryDelayMs: 1,
+    ...options,
+  });
   return { service, api, auth };
 }
 

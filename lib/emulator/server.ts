@@ -111,7 +111,16 @@ function parseJSON(text: string): unknown {
  * // … then emulator.counters.refreshes, emulator.expireAccessTokens(), await emulator.close()
  */
 export class TokenServiceEmulator {
-  readonly counters: EmulatorCounters = { logins: 0, refreshes: 0, rejected: 0, unauthorized: 0, dataCalls: 0, tokenCalls: 0, expiries: 0, faults: 0 };
+  readonly counters: EmulatorCounters = {
+    logins: 0,
+    refreshes: 0,
+    rejected: 0,
+    unauthorized: 0,
+    dataCalls: 0,
+    tokenCalls: 0,
+    expiries: 0,
+    faults: 0,
+  };
   readonly calls: EmulatorCall[] = [];
   private readonly users: Map<string, string>;
   private readonly ledger: TokenLedger;
@@ -201,10 +210,12 @@ export class TokenServiceEmulator {
       response.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
       if (method === 'OPTIONS') return void response.writeHead(204).end();
     }
-    const route: EmulatorRoute = method === 'POST' && path === LOGIN ? 'login' : method === 'POST' && path === TOKEN ? 'token' : 'data';
+    const route: EmulatorRoute =
+      method === 'POST' && path === LOGIN ? 'login' : method === 'POST' && path === TOKEN ? 'token' : 'data';
     const body = await bodyOf(request);
     const authorization = request.headers.authorization;
-    if (this.options.log !== false) this.calls.push({ route, method, path: `${path}${url.search}`, authorization, body, at: this.clock() });
+    if (this.options.log !== false)
+      this.calls.push({ route, method, path: `${path}${url.search}`, authorization, body, at: this.clock() });
     await this.wait(route, method, path);
 
     if (route !== 'data') this.counters.tokenCalls += 1;
@@ -213,26 +224,35 @@ export class TokenServiceEmulator {
       this.counters.faults += 1;
       return this.fail(fault, response);
     }
-    if (route === 'data') return this.data(method, `${path}${url.search}`, path, authorization, body, request, response);
+    if (route === 'data')
+      return this.data(method, `${path}${url.search}`, path, authorization, body, request, response);
     if (route === 'login') return this.login(authorization, response);
     return this.token(body, response);
   }
 
   private login(authorization: string | undefined, response: ServerResponse): void {
-    const decoded = authorization?.startsWith('Basic ') ? Buffer.from(authorization.slice(6), 'base64').toString('utf8') : '';
+    const decoded = authorization?.startsWith('Basic ')
+      ? Buffer.from(authorization.slice(6), 'base64').toString('utf8')
+      : '';
     const colon = decoded.indexOf(':');
     const username = decoded.slice(0, colon);
     if (colon < 1 || this.users.get(username) !== decoded.slice(colon + 1)) {
       this.counters.rejected += 1;
-      return this.json(response, 401, { detail: authorization ? 'Invalid username or password.' : 'Authentication credentials were not provided.' });
+      return this.json(response, 401, {
+        detail: authorization ? 'Invalid username or password.' : 'Authentication credentials were not provided.',
+      });
     }
     this.counters.logins += 1;
-    this.json(response, 200, { access: this.issueAccess(username), refresh: this.ledger.issueRefresh(username, this.refreshTtl) });
+    this.json(response, 200, {
+      access: this.issueAccess(username),
+      refresh: this.ledger.issueRefresh(username, this.refreshTtl),
+    });
   }
 
   private token(body: string, response: ServerResponse): void {
     const parsed = parseJSON(body) as { refresh_token?: unknown; refresh?: unknown } | string;
-    const refresh = typeof parsed === 'object' && parsed !== null ? (parsed.refresh_token ?? parsed.refresh) : undefined;
+    const refresh =
+      typeof parsed === 'object' && parsed !== null ? (parsed.refresh_token ?? parsed.refresh) : undefined;
     const rotate = this.options.rotateRefreshTokens !== false;
     const username = typeof refresh === 'string' ? this.ledger.spendRefresh(refresh, rotate) : undefined;
     if (username === undefined) {
@@ -245,7 +265,15 @@ export class TokenServiceEmulator {
     this.json(response, 200, { status: true, data });
   }
 
-  private data(method: string, fullPath: string, path: string, authorization: string | undefined, body: string, request: IncomingMessage, response: ServerResponse): void {
+  private data(
+    method: string,
+    fullPath: string,
+    path: string,
+    authorization: string | undefined,
+    body: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): void {
     this.counters.dataCalls += 1;
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
     const state = token === undefined ? 'unknown' : this.ledger.checkAccess(token);
@@ -259,7 +287,13 @@ export class TokenServiceEmulator {
       return this.json(response, 401, { detail: 'Given token not valid for any token type', code: 'token_not_valid' });
     }
     const contentType = request.headers['content-type'];
-    this.json(response, 200, { method, path: fullPath, user, contentType: contentType ?? null, body: contentType?.includes('json') ? parseJSON(body) : body });
+    this.json(response, 200, {
+      method,
+      path: fullPath,
+      user,
+      contentType: contentType ?? null,
+      body: contentType?.includes('json') ? parseJSON(body) : body,
+    });
   }
 
   private fail(fault: EmulatorFault, response: ServerResponse): void {
@@ -271,7 +305,8 @@ export class TokenServiceEmulator {
       setTimeout(() => response.socket?.destroy(), 5);
       return;
     }
-    if (fault === 'malformed') return void response.writeHead(200, { 'Content-Type': 'application/json' }).end('{"access": "abc", ');
+    if (fault === 'malformed')
+      return void response.writeHead(200, { 'Content-Type': 'application/json' }).end('{"access": "abc", ');
     if (fault === 'no-access-token') return this.json(response, 200, { status: true, data: { message: 'ok' } });
     if (fault === 'huge') return this.json(response, 200, { padding: 'x'.repeat(5 * 1024 * 1024) });
     if ('redirect' in fault) return void response.writeHead(302, { Location: fault.redirect }).end();

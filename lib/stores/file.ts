@@ -4,7 +4,16 @@ import type { FSWatcher, Stats } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
-import { acquire, Announcer, checkStoreOptions, describe, keepAlive, pairFromJson, pairToJson, Wakeup } from './shared.js';
+import {
+  acquire,
+  Announcer,
+  checkStoreOptions,
+  describe,
+  keepAlive,
+  pairFromJson,
+  pairToJson,
+  Wakeup,
+} from './shared.js';
 import type { Attempt } from './shared.js';
 
 /** Options of {@link FileTokenStore}. */
@@ -62,7 +71,9 @@ export class FileTokenStore implements TokenStore {
 
   constructor(path: string, options: FileTokenStoreOptions = {}) {
     if (typeof path !== 'string' || path === '') {
-      throw new TypeError('FileTokenStore: the first argument must be the path of the token file, such as "/var/lib/my-app/tokens.json".');
+      throw new TypeError(
+        'FileTokenStore: the first argument must be the path of the token file, such as "/var/lib/my-app/tokens.json".',
+      );
     }
     checkStoreOptions('FileTokenStore', options, Object.keys(FILE_DEFAULTS));
     if (options.watch !== undefined && typeof options.watch !== 'boolean') {
@@ -107,7 +118,8 @@ export class FileTokenStore implements TokenStore {
       const fence = (await this.latestFence((await this.readRecord())?.fence ?? 0)) + 1;
       await this.replace(this.fencePath, String(fence), false);
       // Paused past the lease while claiming, another may have claimed the same number: then the lock is not ours.
-      if (!(await this.owns(owner))) throw new Error(`The lock file ${this.lockPath} passed to another process while this one claimed its fence.`);
+      if (!(await this.owns(owner)))
+        throw new Error(`The lock file ${this.lockPath} passed to another process while this one claimed its fence.`);
       await this.sweep();
       return {
         fence,
@@ -213,7 +225,8 @@ export class FileTokenStore implements TokenStore {
     // Reads the record first in any case: a file that is not ours is reported, never overwritten.
     const current = await this.readRecord();
     // A holder whose lease lapsed, after a later lock was granted: the later holder's pair stays.
-    const fenced = async (): Promise<boolean> => fence !== undefined && fence < (await this.latestFence(current?.fence ?? 0));
+    const fenced = async (): Promise<boolean> =>
+      fence !== undefined && fence < (await this.latestFence(current?.fence ?? 0));
     if (await fenced()) return false;
     const text = pairToJson(fence ?? current?.fence ?? 0, pair);
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
@@ -228,7 +241,12 @@ export class FileTokenStore implements TokenStore {
    * `durable` syncs it first: the pair must survive a crash, a fence can be granted again. Nothing is written when
    * `refuse` says so at the last moment.
    */
-  private async replace(path: string, text: string, durable: boolean, refuse?: () => Promise<boolean>): Promise<boolean> {
+  private async replace(
+    path: string,
+    text: string,
+    durable: boolean,
+    refuse?: () => Promise<boolean>,
+  ): Promise<boolean> {
     const temporary = `${path}.${randomUUID()}.tmp`;
     try {
       const handle = await open(temporary, 'wx', 0o600);

@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
-import { acquire, Announcer, checkStoreOptions, describe, keepAlive, pairFromJson, pairToJson, Wakeup, within } from './shared.js';
+import {
+  acquire,
+  Announcer,
+  checkStoreOptions,
+  describe,
+  keepAlive,
+  pairFromJson,
+  pairToJson,
+  Wakeup,
+  within,
+} from './shared.js';
 import type { Attempt } from './shared.js';
 
 /** The commands the store sends; an ioredis `Redis` or `Cluster` has them. */
@@ -147,13 +157,19 @@ export class RedisTokenStore implements TokenStore {
     // No options at all is a missing prefix, which the next check names.
     checkStoreOptions('RedisTokenStore', options ?? {}, [...Object.keys(REDIS_DEFAULTS), 'prefix', 'subscriber']);
     if (typeof options?.prefix !== 'string' || options.prefix === '') {
-      throw new TypeError(`RedisTokenStore: \`prefix\` is required: one string per account, such as "tokens:orders-service"; got ${describe(options?.prefix)}.`);
+      throw new TypeError(
+        `RedisTokenStore: \`prefix\` is required: one string per account, such as "tokens:orders-service"; got ${describe(options?.prefix)}.`,
+      );
     }
     if ((options.keyTtlMs ?? REDIS_DEFAULTS.keyTtlMs) <= (options.lockTtlMs ?? REDIS_DEFAULTS.lockTtlMs)) {
-      throw new TypeError('RedisTokenStore: `keyTtlMs` must be longer than `lockTtlMs`, or the fence could expire while a lock is held.');
+      throw new TypeError(
+        'RedisTokenStore: `keyTtlMs` must be longer than `lockTtlMs`, or the fence could expire while a lock is held.',
+      );
     }
     if (options.subscriber !== undefined && typeof options.subscriber?.subscribe !== 'function') {
-      throw new TypeError('RedisTokenStore: `subscriber` must be a second ioredis connection, such as `redis.duplicate()`.');
+      throw new TypeError(
+        'RedisTokenStore: `subscriber` must be a second ioredis connection, such as `redis.duplicate()`.',
+      );
     }
     const { subscriber, prefix, ...timing } = options;
     this.subscriber = subscriber;
@@ -193,7 +209,8 @@ export class RedisTokenStore implements TokenStore {
       what: `The Redis lock ${this.keys.lock}`,
       abandon: release,
     });
-    const extend = async () => (await this.command(this.client.eval(EXTEND, 1, this.keys.lock, owner, this.options.lockTtlMs))) === 1;
+    const extend = async () =>
+      (await this.command(this.client.eval(EXTEND, 1, this.keys.lock, owner, this.options.lockTtlMs))) === 1;
     const lease = keepAlive(extend, this.options.lockTtlMs);
     return {
       fence,
@@ -221,7 +238,9 @@ export class RedisTokenStore implements TokenStore {
 
   private async tryLock(owner: string): Promise<Attempt<number>> {
     const keys = [this.keys.pair, this.keys.fence, this.keys.lock];
-    const [granted, value] = (await this.command(this.client.eval(LOCK, 3, ...keys, owner, this.options.lockTtlMs, this.options.keyTtlMs))) as [number, number];
+    const [granted, value] = (await this.command(
+      this.client.eval(LOCK, 3, ...keys, owner, this.options.lockTtlMs, this.options.keyTtlMs),
+    )) as [number, number];
     // PTTL is negative when the key went meanwhile: try again at once.
     return granted === 1 ? { granted: value } : { retryInMs: Math.max(0, value) };
   }
@@ -229,7 +248,10 @@ export class RedisTokenStore implements TokenStore {
   private async write(record: string, pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     const args = [record, fence ?? '', this.options.keyTtlMs, this.channel];
     const outcome = await this.command(this.client.eval(WRITE, 2, this.keys.pair, this.keys.fence, ...args));
-    if (outcome === -1) throw new Error(`${this.where()} holds something that is not a token record of this package; give the store another prefix or delete the key.`);
+    if (outcome === -1)
+      throw new Error(
+        `${this.where()} holds something that is not a token record of this package; give the store another prefix or delete the key.`,
+      );
     if (outcome !== 1) return false;
     this.announcer.announce(record, pair);
     return true;

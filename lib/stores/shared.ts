@@ -65,7 +65,8 @@ export async function acquire<T>(
   timing: { lockTimeoutMs: number; pollMs: number; wakeup: Wakeup; what: string; abandon: (granted: T) => unknown },
 ): Promise<T> {
   const deadline = Date.now() + timing.lockTimeoutMs;
-  const timedOut = (): Error => new Error(`${timing.what} was still held by another process after ${timing.lockTimeoutMs} ms (\`lockTimeoutMs\`).`);
+  const timedOut = (): Error =>
+    new Error(`${timing.what} was still held by another process after ${timing.lockTimeoutMs} ms (\`lockTimeoutMs\`).`);
   for (;;) {
     const trying = attempt();
     const tried = await within(trying, deadline - Date.now());
@@ -131,10 +132,15 @@ export function keepAlive(extend: () => Promise<boolean>, leaseMs: number): { st
  */
 export function checkStoreOptions(store: string, options: unknown, known: readonly string[]): Record<string, unknown> {
   if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${store}: the options must be an object, such as { lockTtlMs: 10_000 }; got ${describe(options)}.`);
+    throw new TypeError(
+      `${store}: the options must be an object, such as { lockTtlMs: 10_000 }; got ${describe(options)}.`,
+    );
   }
   for (const name of Object.keys(options)) {
-    if (!known.includes(name)) throw new TypeError(`${store}: unknown option \`${name}\`; the options are ${known.map((k) => `\`${k}\``).join(', ')}.`);
+    if (!known.includes(name))
+      throw new TypeError(
+        `${store}: unknown option \`${name}\`; the options are ${known.map((k) => `\`${k}\``).join(', ')}.`,
+      );
   }
   const given = options as Record<string, unknown>;
   for (const name of ['lockTtlMs', 'lockTimeoutMs', 'pollMs', 'keyTtlMs']) {
@@ -145,7 +151,9 @@ export function checkStoreOptions(store: string, options: unknown, known: readon
   }
   const ttl = given['lockTtlMs'];
   if (typeof ttl === 'number' && ttl < 1_000) {
-    throw new TypeError(`${store}: \`lockTtlMs\` must be at least 1000, so that a live holder can extend its lease in time; got ${ttl}.`);
+    throw new TypeError(
+      `${store}: \`lockTtlMs\` must be at least 1000, so that a live holder can extend its lease in time; got ${ttl}.`,
+    );
   }
   return given;
 }
@@ -164,7 +172,9 @@ export function pairFromJson(text: string, where: string): { fence: number; pair
   try {
     data = JSON.parse(text);
   } catch {
-    throw new Error(`${where} does not hold JSON, so it is not a token file of this package; point the store elsewhere or delete it.`);
+    throw new Error(
+      `${where} does not hold JSON, so it is not a token file of this package; point the store elsewhere or delete it.`,
+    );
   }
   const record = data as { version?: unknown; fence?: unknown; pair?: unknown } | null;
   const pair = record?.pair as Partial<TokenPair> | null | undefined;
@@ -177,7 +187,9 @@ export function pairFromJson(text: string, where: string): { fence: number; pair
         (pair.refresh === undefined || typeof pair.refresh === 'string') &&
         (pair.expiresAt === undefined || typeof pair.expiresAt === 'number')));
   if (!valid) {
-    throw new Error(`${where} is not a token record of this package (version 1 with a fence and a pair); point the store elsewhere or delete it.`);
+    throw new Error(
+      `${where} is not a token record of this package (version 1 with a fence and a pair); point the store elsewhere or delete it.`,
+    );
   }
   return { fence: record.fence as number, pair: pair ? { ...(pair as TokenPair) } : null };
 }
