@@ -1,0 +1,185 @@
+import type { Browser, BrowserContext } from 'playwright-core';
+import type { BrowserTokenStoreOptions } from '../lib/stores/browser.js';
+import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
+import { until } from './helpers/flow.js';
+import { bundlePage, launchChromium, serve, Tab } from './helpers/browser.js';
+import type { Site } from './helpers/browser.js';
+import type { PageStart } from './browser/page.js';
+import type { TokenServiceEmulator } from '../lib/emulator/index.js';
+
+// Real Chromium (Debian's, driven by playwright-core), a page bundled by esbuild from lib/, the emulator over real
+// HTTP on another origin (CORS). Tabs of one browser context share localStorage, BroadcastChannel and Web Locks,
+// as the tabs of one browser profile do.
+jest.setTimeout(60_000);
+closeEmulatorsAfterEach();
+
+let browser: Browser;
+let site: Site;
+let context: BrowserContext;
+
+beforeAll(async () => {
+  site = await serve(await bundlePage());
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await site?.close();
+});
+
+beforeEach(async () => {
+  context = await browser.newContext();
+});
+
+afterEach(async () => {
+  await context.close();
+});
+
+async function service(): Promise<TokenServiceEmulator> {
+  return emulator({ cors: true });
+}
+
+function start(on: TokenServiceEmulator, store: BrowserTokenStoreOptions): PageStart {
+  return { baseURL: on.url, username: E2E_USER, password: E2E_PASSWORD, store };
+}
+
+function openTab(on: TokenServiceEmulator, store: BrowserTokenStoreOptions): Promise<Tab> {
+  return Tab.open(context, site, start(on, store));
+}
+
+/** Every tab sends `requests` at once; resolves to the totals. */
+async function allAtOnce(tabs: Tab[], requests: number): Promise<{ ok: number; failed: number; errors: string[] }> {
+  const results = await Promise.all(tabs.map((tab) => tab.burst(requests)));
+  return {
+    ok: results.reduce((sum, result) => sum + result.ok, 0),
+    failed: results.reduce((sum, result) => sum + result.failed, 0),
+    errors: results.flatMap((result) => result.errors),
+  };
+}
+
+async function summed(tabs: Tab[]): Promise<{ logins: number; refreshes: number }> {
+  const stats = await Promise.all(tabs.map((tab) => tab.stats()));
+  return {
+    logins: stats.reduce((sum, s) => sum + s.logins, 0),
+    refreshes: stats.reduce((sum, s) => sum + s.refreshes, 0),
+  };
+}
+
+describe.each([
+  ['Web Locks', 'web-locks', false],
+  ['a localStorage lease (no Web Locks)', 'storage-lease', true],
+])('three tabs with one account, taking turns through %s', (_, locking, hideWebLocks) => {
+  beforeEach(async () => {
+    if (hideWebLocks) {
+      await context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'locks', { value: undefined }));
+    }
+  });
+
+  it('log in once, then renew once per expiry between them, with every request answered', async () => {
+    const on = await service();
+    const tabs = [await openTab(on, { key: 'orders' })];
+    expect(await tabs[0]!.burst(10)).toEqual({ ok: 10, failed: 0, errors: [] });
+    tabs.push(await openTab(on, { key: 'orders' }), await openTab(on, { key: 'orders' }));
+    expect(tabs.map((tab) => tab.locking)).toEqual([locking, locking, locking]);
+    expect(await allAtOnce(tabs, 10)).toEqual({ ok: 30, failed: 0, errors: [] });
+    expect(on.counters).toMatchObject({ logins: 1, refreshes: 0, tokenCalls: 1 });
+
+    for (let expiry = 1; expiry <= 3; expiry += 1) {
+      on.expireAccessTokens();
+      expect(await allAtOnce(tabs, 10)).toEqual({ ok: 30, failed: 0, errors: [] });
+      expect(on.counters).toMatchObject({ logins: 1, refreshes: expiry, rejected: 0, tokenCalls: 1 + expiry });
+    }
+    expect(await summed(tabs)).toEqual({ logins: 1, refreshes: 3 });
+    // The tabs that did not renew took the pair from the one that did: all hold the same access token.
+    expect(new Set(await Promise.all(tabs.map((tab) => tab.access()))).size).toBe(1);
+  });
+});
+
+describe('where the pair is kept', () => {
+  it('keepAccessInMemory writes no access token to storage; a new tab takes it from an open one, with no call', async () => {
+    const on = await service();
+    const store = { key: 'orders', keepAccessInMemory: true };
+    const first = await openTab(on, store);
+    expect(await first.burst(5)).toMatchObject({ ok: 5 });
+    const access = (await first.access())!;
+    const { local } = await first.storage();
+    expect(Object.keys(local)).toEqual(['axios-token-keeper:orders']);
+    expect(JSON.stringify(local)).not.toContain(access);
+    expect((JSON.parse(local['axios-token-keeper:orders']!) as { pair: unknown }).pair).toEqual({
+      refresh: expect.any(String),
+      expiresAt: expect.any(Number),
+    });
+
+    const second = await openTab(on, store);
+    expect(await second.burst(5)).toMatchObject({ ok: 5 });
+    expect(await second.access()).toBe(access);
+    expect(on.counters).toMatchObject({ logins: 1, refreshes: 0, unauthorized: 0, tokenCalls: 1 });
+
+    // With every tab closed, the access token is gone; the next tab renews once through the stored refresh token.
+    await first.close();
+    await second.close();
+    const third = await openTab(on, store);
+    expect(await third.burst(5)).toMatchObject({ ok: 5 });
+    expect(on.counters).toMatchObject({ logins: 1, refreshes: 1, unauthorized: 0, tokenCalls: 2 });
+  });
+
+  it("sessionStorage: a new tab asks the open ones, a reload keeps the tab's copy, an expiry costs one refresh", async () => {
+    const on = await service();
+    const store = { key: 'orders', storage: 'session' } as const;
+    const first = await openTab(on, store);
+    expect(await first.burst(5)).toMatchObject({ ok: 5 });
+    const second = await openTab(on, store);
+    expect(await second.burst(5)).toMatchObject({ ok: 5 });
+    expect(on.counters).toMatchObject({ logins: 1, tokenCalls: 1 });
+    expect(Object.keys((await second.storage()).session)).toEqual(['axios-token-keeper:orders']);
+    expect((await second.storage()).local).toEqual({});
+
+    on.expireAccessTokens();
+    expect(await allAtOnce([first, second], 10)).toEqual({ ok: 20, failed: 0, errors: [] });
+    expect(on.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0, tokenCalls: 2 });
+
+    // The tab that did not renew wrote the other's pair into its own sessionStorage: alone, a reload finds it.
+    const [renewer, other] = (await first.stats()).refreshes === 1 ? [first, second] : [second, first];
+    await renewer.close();
+    const reloaded = await other.reload(start(on, store));
+    expect(await reloaded.burst(5)).toMatchObject({ ok: 5 });
+    expect(on.counters).toMatchObject({ logins: 1, refreshes: 1, tokenCalls: 2, unauthorized: 20 });
+  });
+
+  it('reports an entry under its key that is not a token record, and never overwrites it', async () => {
+    await context.addInitScript(() => localStorage.setItem('axios-token-keeper:orders', 'my own data'));
+    const on = await service();
+    const tab = await openTab(on, { key: 'orders' });
+    expect(await tab.burst(3)).toEqual({ ok: 3, failed: 0, errors: [] });
+    // Read at start, read again under the lock, refused at the write: the login's pair is used, not stored.
+    expect(await tab.events()).toEqual([
+      'failure:STORE_FAILED',
+      'failure:STORE_FAILED',
+      'failure:STORE_FAILED',
+      'login',
+    ]);
+    expect((await tab.storage()).local).toEqual({ 'axios-token-keeper:orders': 'my own data' });
+  });
+
+  it('logout in one tab drops the pair in the others', async () => {
+    const on = await service();
+    const tabs = [await openTab(on, { key: 'orders' }), await openTab(on, { key: 'orders' })];
+    expect(await allAtOnce(tabs, 3)).toMatchObject({ ok: 6 });
+    await tabs[0]!.logout();
+    await until(async () => (await tabs[1]!.access()) === undefined);
+    expect((await tabs[1]!.storage()).local).toEqual({});
+  });
+});
+
+it('a tab closed in the middle of its renewal frees the lock at once: the others go on, and none hangs', async () => {
+  const on = await emulator({ cors: true, latency: { token: 1_500 } });
+  const tabs = [await openTab(on, { key: 'orders' }), await openTab(on, { key: 'orders' })];
+  expect(await allAtOnce(tabs, 3)).toMatchObject({ ok: 6 });
+  on.expireAccessTokens();
+  const abandoned = tabs[0]!.burst(3).catch(() => undefined);
+  await until(() => on.counters.tokenCalls === 2);
+  await tabs[0]!.close();
+  await abandoned;
+  expect(await tabs[1]!.burst(3)).toEqual({ ok: 3, failed: 0, errors: [] });
+  expect(await tabs[1]!.events()).not.toContain('failure:STORE_FAILED');
+});

@@ -1,0 +1,120 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserLocking } from '../../lib/stores/browser.js';
+import type { PageStart, TokenKeeperPage } from '../browser/page.js';
+
+/** Debian's Chromium; nothing is downloaded. Without it the browser suite fails: `.ci/run` installs it. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const root = join(__dirname, '..', '..');
+
+/** Bundles the test page with esbuild for the browser, taking the package from lib/ as its import names say. */
+export async function bundlePage(): Promise<string> {
+  const result = await build({
+    entryPoints: [join(root, '__tests__', 'browser', 'page.ts')],
+    bundle: true,
+    write: false,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2020',
+    alias: {
+      'axios-token-keeper/browser-store': join(root, 'lib', 'stores', 'browser.ts'),
+      'axios-token-keeper': join(root, 'lib', 'index.ts'),
+    },
+    logLevel: 'silent',
+  });
+  return result.outputFiles[0]!.text;
+}
+
+export interface Site {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Serves the page on a free loopback port: an origin of its own, so that calls to the emulator are cross-origin. */
+export async function serve(script: string): Promise<Site> {
+  const html = '<!doctype html><meta charset="utf-8"><title>token keeper</title><script src="/page.js"></script>';
+  const server = createServer((request, response) => {
+    const [type, body] = request.url === '/page.js' ? ['text/javascript', script] : ['text/html; charset=utf-8', html];
+    response.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Headless Chromium with the flags this closed network needs (no background calls to Google's hosts). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** One tab of the app: the page loaded and the plugin started in it. */
+export class Tab {
+  private constructor(
+    readonly page: Page,
+    /** How the store in this tab takes turns with the other tabs. */
+    readonly locking: BrowserLocking,
+  ) {}
+
+  static async open(context: BrowserContext, site: Site, start: PageStart): Promise<Tab> {
+    const page = await context.newPage();
+    await page.goto(site.url);
+    return new Tab(page, await page.evaluate((options) => window.tokenKeeperPage.start(options), start));
+  }
+
+  /** Reloads the page, which starts with nothing but what storage kept, and starts the plugin again. */
+  async reload(start: PageStart): Promise<Tab> {
+    await this.page.reload();
+    return new Tab(this.page, await this.page.evaluate((options) => window.tokenKeeperPage.start(options), start));
+  }
+
+  burst(requests: number, path?: string): ReturnType<TokenKeeperPage['burst']> {
+    return this.page.evaluate(([n, p]) => window.tokenKeeperPage.burst(n, p), [requests, path] as const);
+  }
+
+  stats(): Promise<ReturnType<TokenKeeperPage['stats']>> {
+    return this.page.evaluate(() => window.tokenKeeperPage.stats());
+  }
+
+  events(): Promise<string[]> {
+    return this.page.evaluate(() => window.tokenKeeperPage.events());
+  }
+
+  access(): Promise<string | undefined> {
+    return this.page.evaluate(() => window.tokenKeeperPage.access());
+  }
+
+  storage(): Promise<ReturnType<TokenKeeperPage['storage']>> {
+    return this.page.evaluate(() => window.tokenKeeperPage.storage());
+  }
+
+  logout(): Promise<void> {
+    return this.page.evaluate(() => window.tokenKeeperPage.logout());
+  }
+
+  close(): Promise<void> {
+    return this.page.close();
+  }
+}
