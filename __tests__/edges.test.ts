@@ -142,7 +142,7 @@ describe('secrets in what comes back', () => {
     const error = (await failureOf(api.get('/orders', { params: { since } }))) as AxiosError;
 
     expect(JSON.stringify(error.response?.data)).not.toContain(access);
-    expect(error.config?.params.since).toBe(since);
+    expect((error.config?.params as { since?: unknown } | undefined)?.since).toBe(since);
     nock.enableNetConnect();
   });
 
@@ -157,7 +157,7 @@ describe('secrets in what comes back', () => {
     nock('https://elsewhere.test')
       .get('/landing')
       .reply(function () {
-        seen.push(this.req.headers['x-session'] as string | undefined);
+        seen.push(this.req.headers['x-session']);
         return [200, {}];
       });
     const api = axios.create({ baseURL: 'https://api.test' });

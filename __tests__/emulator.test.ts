@@ -42,6 +42,7 @@ describe('the emulator', () => {
     expect(first.status).toBe(200);
     expect(first.data).toEqual({
       status: true,
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- jest types its asymmetric matchers as any
       data: { access_token: expect.stringMatching(/^acc_/), refresh_token: expect.stringMatching(/^ref_/) },
     });
     expect([again.status, (again.data as { code: string }).code]).toEqual([401, 'token_not_valid']);
@@ -116,17 +117,22 @@ describe('the emulator', () => {
     [
       'a status with headers',
       { status: 429, headers: { 'Retry-After': '3' } },
-      (r) => [(r as AxiosResponse).status, (r as AxiosResponse).headers['retry-after']],
+      (r): unknown => [(r as AxiosResponse).status, (r as AxiosResponse).headers['retry-after']],
       [429, '3'],
     ],
     [
       'a redirect',
       { redirect: 'http://127.0.0.1:9/elsewhere' },
-      (r) => [(r as AxiosResponse).status, (r as AxiosResponse).headers.location],
+      (r): unknown => [(r as AxiosResponse).status, (r as AxiosResponse).headers.location],
       [302, 'http://127.0.0.1:9/elsewhere'],
     ],
-    ['malformed JSON', 'malformed', (r) => (r as AxiosResponse).data, '{"access": "abc", '],
-    ['no access token', 'no-access-token', (r) => (r as AxiosResponse).data, { status: true, data: { message: 'ok' } }],
+    ['malformed JSON', 'malformed', (r) => (r as AxiosResponse<unknown>).data, '{"access": "abc", '],
+    [
+      'no access token',
+      'no-access-token',
+      (r) => (r as AxiosResponse<unknown>).data,
+      { status: true, data: { message: 'ok' } },
+    ],
     ['a huge body', 'huge', (r) => ((r as AxiosResponse).data as { padding: string }).padding.length, 5 * 1024 * 1024],
     ['a dropped connection', 'drop', (r) => (r as { code?: string }).code, 'ECONNRESET'],
     [

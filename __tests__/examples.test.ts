@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import axios from 'axios';
+import type { AxiosResponse } from 'axios';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { burst, fulfilled } from './helpers/flow.js';
 import { startRedisServer } from './helpers/redis-server.js';
@@ -16,6 +17,13 @@ closeEmulatorsAfterEach();
 const root = join(__dirname, '..');
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 const demoUser = { users: { demo: 'demo-password' } };
+
+/** Counts an answer other than 200 as a failed request, with an Error that says what came back. */
+function refuseUnlessOk(response: AxiosResponse): AxiosResponse | Promise<never> {
+  return response.status === 200
+    ? response
+    : Promise.reject(new Error(`${response.config.url} answered ${response.status}`));
+}
 
 function runExample(file: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -64,16 +72,10 @@ describe('express-backend.ts', () => {
     });
 
     expect(
-      fulfilled(
-        await burst(50, (i) =>
-          backend.get('/orders', { params: { page: i } }).then((r) => (r.status === 200 ? r : Promise.reject(r))),
-        ),
-      ),
+      fulfilled(await burst(50, (i) => backend.get('/orders', { params: { page: i } }).then(refuseUnlessOk))),
     ).toBe(50);
     service.expireAccessTokens();
-    expect(
-      fulfilled(await burst(50, () => backend.get('/orders').then((r) => (r.status === 200 ? r : Promise.reject(r))))),
-    ).toBe(50);
+    expect(fulfilled(await burst(50, () => backend.get('/orders').then(refuseUnlessOk)))).toBe(50);
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
     // Requests refused before the renewal started are replayed; those arriving later wait for it instead.
     const health = (await backend.get('/health/tokens')).data as { replays: number };

@@ -277,7 +277,7 @@ describe('FileTokenStore: fencing', () => {
   });
 
   it('always writes an unfenced set() or clear(), and keeps the fence for later fenced writes', async () => {
-    await expectUnfencedWritesLand({ a: store(), b: store(), take: (holder) => locked(holder as FileTokenStore) });
+    await expectUnfencedWritesLand({ a: store(), b: store(), take: (holder) => locked(holder) });
   });
 });
 

@@ -39,7 +39,7 @@ async function start(options: FleetOptions): Promise<Fleet> {
 
 /** Each test its own keys, so that no pair of an earlier test is adopted. */
 function redisStore(pubsub: boolean): () => Promise<FleetStoreConfig> {
-  return async () => ({ kind: 'redis', url: redis.url, prefix: `fleet-test:${randomUUID()}`, pubsub });
+  return () => Promise.resolve({ kind: 'redis', url: redis.url, prefix: `fleet-test:${randomUUID()}`, pubsub });
 }
 
 async function fileStore(): Promise<FleetStoreConfig> {

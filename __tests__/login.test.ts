@@ -33,7 +33,7 @@ describe('login with nothing stored', () => {
   });
 
   it('asks a credentials function only when a login is needed, and accepts an async one', async () => {
-    const credentials = jest.fn(async () => ({ username: USERNAME, password: PASSWORD }));
+    const credentials = jest.fn(() => Promise.resolve({ username: USERNAME, password: PASSWORD }));
     const { api } = rig({ credentials });
     expect(credentials).not.toHaveBeenCalled();
 

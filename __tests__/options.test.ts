@@ -1,7 +1,7 @@
 import axios from 'axios';
 import type { AxiosError } from 'axios';
 import { attachTokenAuth, DEFAULTS, MemoryTokenStore } from '../lib/index.js';
-import type { TokenAuthEvents, TokenAuthOptions } from '../lib/index.js';
+import type { TokenAuthEvents } from '../lib/index.js';
 import { Emitter } from '../lib/events.js';
 import { API, PASSWORD, USERNAME } from './helpers/service.js';
 import { burst, fulfilled, rig, useNock } from './helpers/setup.js';
@@ -11,7 +11,7 @@ useNock();
 const credentials = { username: USERNAME, password: PASSWORD };
 
 function attachWith(options: Record<string, unknown>, instance = axios.create({ baseURL: API })) {
-  return () => attachTokenAuth(instance, { credentials, ...options } as TokenAuthOptions);
+  return () => attachTokenAuth(instance, { credentials, ...options });
 }
 
 describe('bad options fail at attach time with a TypeError that names the option', () => {
@@ -154,7 +154,9 @@ describe('the handle', () => {
     await api.get('/orders');
 
     expect(seen).toEqual([
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- jest types its asymmetric matchers as any
       ['login', { reason: 'no-token', durationMs: expect.any(Number) }],
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- jest types its asymmetric matchers as any
       ['refresh', { reason: 'rejected', rotated: true, durationMs: expect.any(Number) }],
       ['replay', { method: 'GET', url: '/orders' }],
       ['logout', {}],

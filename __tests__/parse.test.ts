@@ -170,7 +170,7 @@ describe('TOKEN_RESPONSE_INVALID', () => {
 
   it('comes of a custom `parseTokens` that returns nothing or an empty access token', async () => {
     for (const parsed of [null, undefined, { access: '' }]) {
-      const { api, auth } = rig({ parseTokens: () => parsed as ParsedTokens | null | undefined });
+      const { api, auth } = rig({ parseTokens: () => parsed });
       expectInvalid(await api.get('/orders').catch((e: unknown) => e));
       expect(await auth.getTokens()).toBeNull();
       nock.cleanAll();

@@ -282,7 +282,7 @@ describe('RedisTokenStore: fencing', () => {
   });
 
   it('always writes an unfenced set() or clear()', async () => {
-    await expectUnfencedWritesLand({ a: store(), b: store(), take: (holder) => locked(holder as RedisTokenStore) });
+    await expectUnfencedWritesLand({ a: store(), b: store(), take: (holder) => locked(holder) });
   });
 });
 

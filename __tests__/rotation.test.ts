@@ -166,7 +166,12 @@ describe('the login rejects the credentials', () => {
     const basic = Buffer.from(`${USERNAME}:a password changed elsewhere`, 'utf8').toString('base64');
     expect(cause.config?.headers?.Authorization).toBe('Basic [REDACTED]');
     expect(
-      JSON.stringify({ message: error.message, cause: cause.message, config: cause.config, request: cause.request }),
+      JSON.stringify({
+        message: error.message,
+        cause: cause.message,
+        config: cause.config,
+        request: cause.request as unknown,
+      }),
     ).not.toContain(basic);
     expect(service.count('login')).toBe(1);
     expect(service.count('data')).toBe(0);

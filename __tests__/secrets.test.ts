@@ -334,7 +334,7 @@ describe('axios errors of data calls that reach the caller', () => {
     const { service, api, auth } = rig({
       applyToken: (config, access) => {
         config.headers.set('X-Api-Token', access);
-        config.params = { ...config.params, access_token: access };
+        config.params = { ...(config.params as Record<string, unknown> | undefined), access_token: access };
       },
     });
     const recorded = recordEvents(auth);

@@ -38,7 +38,7 @@ function codeOf(error: unknown): TokenAuthErrorCode | false {
 }
 
 function reasons<T>(results: PromiseSettledResult<T>[]): unknown[] {
-  return results.map((result) => (result.status === 'rejected' ? result.reason : result));
+  return results.map((result): unknown => (result.status === 'rejected' ? result.reason : result));
 }
 
 describe('token calls and the instance they serve', () => {

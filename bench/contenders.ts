@@ -119,9 +119,9 @@ const axiosJwt: Contender = {
     const api = instance(setup);
     const memory = new Map<string, string>();
     const storage: StorageType = {
-      get: async (key) => memory.get(key) ?? null,
-      set: async (key, value) => void memory.set(key, value),
-      remove: async (key) => void memory.delete(key),
+      get: (key) => Promise.resolve(memory.get(key) ?? null),
+      set: (key, value) => Promise.resolve(void memory.set(key, value)),
+      remove: (key) => Promise.resolve(void memory.delete(key)),
     };
     applyAuthTokenInterceptor(api, {
       requestRefresh: async (refreshToken) => {

@@ -45,7 +45,8 @@ async function create(contender: Contender, setup: Parameters<Contender['create'
   try {
     return await contender.create(setup);
   } catch (error) {
-    throw new Error(`${contender.name} could not be set up: ${error instanceof Error ? error.message : String(error)}`);
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`${contender.name} could not be set up: ${reason}`, { cause: error });
   }
 }
 
@@ -241,7 +242,7 @@ export async function longRun(mode: Mode): Promise<ScenarioResult> {
             logins: end.logins - start.logins,
             'token calls / lifetime': round((end.tokenCalls - start.tokenCalls) / expiries),
             '401 round trips': end.unauthorized - start.unauthorized,
-          } as Record<string, Cell>,
+          },
         };
       }),
     ),
@@ -337,7 +338,7 @@ export async function micro(mode: Mode): Promise<ScenarioResult> {
   return withEmulator({ tokenFormat: 'jwt' }, async (emulator) => {
     const refused = new Set<string>();
     let lastToken = '';
-    const adapter: AxiosAdapter = async (config: InternalAxiosRequestConfig) => {
+    const adapter: AxiosAdapter = (config: InternalAxiosRequestConfig) => {
       const token = String(config.headers.get('Authorization') ?? '').replace(/^Bearer /, '');
       lastToken = token;
       const response: AxiosResponse = {
@@ -348,13 +349,15 @@ export async function micro(mode: Mode): Promise<ScenarioResult> {
         config,
         request: {},
       };
-      if (!refused.has(token)) return response;
-      throw new AxiosError(
-        'Request failed with status code 401',
-        AxiosError.ERR_BAD_REQUEST,
-        config,
-        {},
-        { ...response, status: 401, statusText: 'Unauthorized' },
+      if (!refused.has(token)) return Promise.resolve(response);
+      return Promise.reject(
+        new AxiosError(
+          'Request failed with status code 401',
+          AxiosError.ERR_BAD_REQUEST,
+          config,
+          {},
+          { ...response, status: 401, statusText: 'Unauthorized' },
+        ),
       );
     };
     const failedReplays = new Map<string, { failed: number; sent: number }>();
@@ -377,7 +380,7 @@ export async function micro(mode: Mode): Promise<ScenarioResult> {
       }
       await valid.run();
       const p50 = (contender: Contender): number => {
-        const result = valid.tasks.find((task) => task.name === contender.name)!.result!;
+        const result = valid.tasks.find((task) => task.name === contender.name)!.result;
         if (result.state !== 'completed') throw new Error(`${contender.name} errored in the micro-benchmark.`);
         return result.latency.p50;
       };
@@ -420,7 +423,7 @@ export async function micro(mode: Mode): Promise<ScenarioResult> {
             ? `${round((replayed.latency.p50 * 1000) / batch, 1)} ±${round(replayed.latency.rme, 1)}%`
             : 'n/a',
           'replays failed': count ? `${round((100 * count.failed) / count.sent, 1)}%` : 'n/a',
-        } as Record<string, Cell>,
+        },
       };
     });
     return {

@@ -36,7 +36,7 @@ export async function pool<T>(
   limit: number,
   task: (index: number) => Promise<T>,
 ): Promise<PromiseSettledResult<T>[]> {
-  const results: PromiseSettledResult<T>[] = new Array(items);
+  const results = new Array<PromiseSettledResult<T>>(items);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items) {

@@ -36,9 +36,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main(): Promise<number> {
   const real = values['base-url'];
-  const ttl = parseDuration(values['access-ttl']!, 'access-ttl');
-  const interval = parseDuration(values.interval!, 'interval');
-  const expiries = parseCount(values.expiries!, 'expiries');
+  const ttl = parseDuration(values['access-ttl'], 'access-ttl');
+  const interval = parseDuration(values.interval, 'interval');
+  const expiries = parseCount(values.expiries, 'expiries');
   const concurrency = parseCount(values.concurrency ?? (real ? '4' : '40'), 'concurrency');
   const waves = values.waves
     ? parseCount(values.waves, 'waves')
@@ -87,7 +87,7 @@ async function main(): Promise<number> {
   for (let wave = 1; wave <= waves; wave += 1) {
     for (let i = 0; i < concurrency; i += 1) {
       tally.sent += 1;
-      const request: Promise<void> = api.get(values.path!).then(
+      const request: Promise<void> = api.get(values.path).then(
         () => void (tally.succeeded += 1),
         (error: unknown) => {
           tally.failed += 1;

@@ -20,10 +20,10 @@ const { values } = parseArgs({
 async function main(): Promise<void> {
   const emulator = await startEmulator({
     host: values.host,
-    port: values.port === '0' ? 0 : parseCount(values.port!, 'port'),
-    accessTtlMs: parseDuration(values['access-ttl']!, 'access-ttl'),
-    refreshTtlMs: parseDuration(values['refresh-ttl']!, 'refresh-ttl'),
-    users: { [values.user!]: values.password! },
+    port: values.port === '0' ? 0 : parseCount(values.port, 'port'),
+    accessTtlMs: parseDuration(values['access-ttl'], 'access-ttl'),
+    refreshTtlMs: parseDuration(values['refresh-ttl'], 'refresh-ttl'),
+    users: { [values.user]: values.password },
     tokenFormat: values.jwt ? 'jwt' : 'opaque',
     rotateRefreshTokens: !values['no-rotation'],
     cors: values.cors,

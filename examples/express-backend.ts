@@ -14,7 +14,7 @@ export const auth = attachTokenAuth(upstream, {
 export const app = express();
 
 app.get('/orders', async (request: Request, response: Response) => {
-  const { data } = await upstream.get('/allocation/api/v1/tracking/order-list', { params: request.query });
+  const { data } = await upstream.get<unknown>('/allocation/api/v1/tracking/order-list', { params: request.query });
   response.json(data);
 });
 

@@ -9,9 +9,11 @@ export function abortable<T>(promise: Promise<T>, config: InternalAxiosRequestCo
   const { signal, cancelToken } = config;
   if (!signal && !cancelToken) return promise;
   const canceled = () => new CanceledError<unknown>(undefined, config);
+  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as axios: the CancelToken's own reason
   if (signal?.aborted || cancelToken?.reason) return Promise.reject(cancelToken?.reason ?? canceled());
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(canceled());
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as axios: the CancelToken's reason
     const onCancel = (reason: unknown) => reject(reason);
     signal?.addEventListener?.('abort', onAbort);
     cancelToken?.subscribe(onCancel);
@@ -24,6 +26,7 @@ export function abortable<T>(promise: Promise<T>, config: InternalAxiosRequestCo
 
 /** Throws as axios would for a request aborted before it started, so that it starts no login or renewal. */
 export function throwIfCanceled(config: InternalAxiosRequestConfig): void {
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- as axios: a CanceledError, typed as Cancel
   if (config.cancelToken?.reason) throw config.cancelToken.reason;
   if (config.signal?.aborted) throw new CanceledError<unknown>(undefined, config);
 }

@@ -52,8 +52,8 @@ function count(text: string, option: string, min = 1): number {
 
 const REQUESTS = count(values.requests ?? (values.quick ? '10000' : '100000'), 'requests', 10);
 const EXPIRIES = count(values.expiries ?? (values.quick ? '20' : '200'), 'expiries', 0);
-const CONCURRENCY = count(values.concurrency!, 'concurrency');
-const SEED = count(values.seed!, 'seed', 0);
+const CONCURRENCY = count(values.concurrency, 'concurrency');
+const SEED = count(values.seed, 'seed', 0);
 const MAX_HEAP_GROWTH_MB = Number(values['max-heap-growth-mb']);
 /**
  * Without --overlap, an expiry that falls due waits (a few requests) until the plugin holds a token minted since the
@@ -106,13 +106,13 @@ const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.flo
 
 // ---------------------------------------------------------------------------------------------------- helpers
 
-const gc: () => void =
+const gc: NodeJS.GCFunction =
   typeof globalThis.gc === 'function'
     ? globalThis.gc
     : (() => {
         // Run without --expose-gc (e.g. `npx tsx scripts/soak.ts`): expose it now.
         v8.setFlagsFromString('--expose-gc');
-        return vm.runInNewContext('gc') as () => void;
+        return vm.runInNewContext('gc') as NodeJS.GCFunction;
       })();
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -183,7 +183,10 @@ export class FleetWorker {
   private ending: 'killed' | 'stopped' | undefined;
   private output = '';
   private nextId = 1;
-  private readonly waiting = new Map<number, { resolve(reply: BurstReply): void; reject(error: Error): void }>();
+  private readonly waiting = new Map<
+    number,
+    { resolve: (reply: BurstReply) => void; reject: (error: Error) => void }
+  >();
   private readonly eventListeners = new Set<(event: FleetEvent) => void>();
   private readyState: { resolve(): void; reject(error: Error): void } | undefined;
   private isReady = false;

@@ -454,6 +454,7 @@ const CONSOLE_METHODS = ['log', 'info', 'warn', 'error', 'debug', 'trace'] as co
  * jest's stack filter takes for a Node internal, and the location shown stays the caller's. It does nothing but
  * hand the arguments to `note` and pass the call through.
  */
+// eslint-disable-next-line @typescript-eslint/no-implied-eval -- compiled from a string to carry the sourceURL above
 const wrapConsoleMethod = new Function(
   'original',
   'note',
@@ -543,7 +544,7 @@ function installHooks(): void {
   globals.afterAll = (fn, timeout) => {
     if (fn.length > 0) return original(fn, timeout); // a done callback: leave it as it is
     original(async () => {
-      await (fn as () => unknown)();
+      await fn();
       assertClean();
     }, timeout);
   };

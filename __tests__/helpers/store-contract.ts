@@ -11,11 +11,11 @@ export interface FencingRig {
   a: TokenStore;
   b: TokenStore;
   /** Takes the lock of `holder`, to be released after the test. */
-  take(holder: TokenStore): Promise<TokenStoreLock>;
+  take: (holder: TokenStore) => Promise<TokenStoreLock>;
   /** Makes the lock that A holds lapse, as a stall past its lease would, so that B can take it. */
-  lapse(): Promise<void>;
+  lapse: () => Promise<void>;
   /** Whether the store's lock is held (by anyone). */
-  lockHeld(): Promise<boolean>;
+  lockHeld: () => Promise<boolean>;
 }
 
 /** The fencing contract every shared store keeps: a holder whose lock lapsed cannot overwrite the later holder's pair. */
@@ -66,13 +66,13 @@ export async function expectUnfencedWritesLand({ a, b, take }: Pick<FencingRig, 
  */
 export function undoable(undo: () => Array<() => unknown>) {
   return {
-    async locked(holder: TokenStore): Promise<TokenStoreLock> {
+    locked: async (holder: TokenStore): Promise<TokenStoreLock> => {
       const lock = await holder.lock!();
       undo().push(() => lock.release());
       return lock;
     },
     /** Subscribes a listener that records what it hears. */
-    listen(holder: TokenStore): { heard: Array<TokenPair | null>; stop: () => void } {
+    listen: (holder: TokenStore): { heard: Array<TokenPair | null>; stop: () => void } => {
       const heard: Array<TokenPair | null> = [];
       const stop = holder.subscribe!((pair) => heard.push(pair));
       undo().push(stop);

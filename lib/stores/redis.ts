@@ -1,3 +1,9 @@
+/**
+ * {@link RedisTokenStore}: one token pair shared by processes on any number of hosts, through one Redis. Node only;
+ * bring your own ioredis client.
+ *
+ * @module axios-token-keeper/redis-store
+ */
 import { randomUUID } from 'node:crypto';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
 import {
@@ -15,15 +21,21 @@ import type { Attempt } from './shared.js';
 
 /** The commands the store sends; an ioredis `Redis` or `Cluster` has them. */
 export interface RedisClientLike {
+  /** `EVAL`: the store's writes, lock and release are Lua scripts, each atomic. */
   eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  /** `GET`: reads the pair. */
   get(key: string): Promise<string | null>;
 }
 
 /** A connection in subscriber mode (ioredis: `redis.duplicate()`), for pub/sub. */
 export interface RedisSubscriberLike {
+  /** `SUBSCRIBE` to the account's channel. */
   subscribe(channel: string): Promise<unknown>;
+  /** `UNSUBSCRIBE`, on `close()`. */
   unsubscribe(channel: string): Promise<unknown>;
+  /** Adds the listener of published messages. */
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  /** Removes it, on `close()`. */
   off(event: 'message', listener: (channel: string, message: string) => void): unknown;
 }
 
@@ -147,6 +159,11 @@ export class RedisTokenStore implements TokenStore {
   private listening: Promise<unknown> | undefined;
   private closed = false;
 
+  /**
+   * @param client An ioredis `Redis` or `Cluster` connection. The store never closes it.
+   * @param options `prefix` (required, one per account), an optional `subscriber` connection, and the timings.
+   * @throws TypeError when `client` is not a Redis client, `prefix` is missing, or an option is out of range.
+   */
   constructor(
     private readonly client: RedisClientLike,
     options: RedisTokenStoreOptions,
@@ -286,6 +303,7 @@ export class RedisTokenStore implements TokenStore {
     try {
       return await reply;
     } catch (error) {
+      // eslint-disable-next-line preserve-caught-error -- no cause on purpose: its `command.args` hold tokens (above)
       throw new Error(`Redis: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
