@@ -107,8 +107,8 @@ it('serves the stores on their own subpaths, from CommonJS and ESM', async () =>
         error ? reject(new Error(`${error.message}\n${stderr}`)) : done(JSON.parse(stdout)),
       );
     });
-  expect(await node('stores.cjs')).toEqual({ logins: 1, redis: 'function' });
-  expect(await node('stores.mjs')).toEqual({ file: 'function', redis: 'function' });
+  expect(await node('stores.cjs')).toEqual({ logins: 1, redis: 'function', browser: 'function' });
+  expect(await node('stores.mjs')).toEqual({ file: 'function', redis: 'function', browser: 'function' });
 });
 
 it.each(['esm', 'cjs'])(

@@ -1,0 +1,54 @@
+// Type tests of the factory and of what it returns. Checked by `tsc -p tsconfig.json` (part of `npm test`), never run:
+// a wrong public type fails the build, and each `@ts-expect-error` fails it too if the type it guards were loosened.
+import axios from 'axios';
+import type { AxiosInstance } from 'axios';
+import { expectTypeOf } from 'expect-type';
+import { attachTokenAuth, MemoryTokenStore } from 'axios-token-keeper';
+import type { TokenAuth, TokenAuthOptions, TokenAuthStats, TokenPair, TokenStore } from 'axios-token-keeper';
+
+const api = axios.create({ baseURL: 'https://api.example.com' });
+const credentials = { username: 'jane', password: 'pw' };
+
+expectTypeOf(attachTokenAuth).toEqualTypeOf<(instance: AxiosInstance, options: TokenAuthOptions) => TokenAuth>();
+expectTypeOf(attachTokenAuth).parameters.toEqualTypeOf<[AxiosInstance, TokenAuthOptions]>();
+expectTypeOf(attachTokenAuth).returns.toEqualTypeOf<TokenAuth>();
+expectTypeOf(attachTokenAuth).toBeCallableWith(api, { credentials });
+// The default export of axios is an instance too.
+expectTypeOf(attachTokenAuth).toBeCallableWith(axios, { credentials });
+
+// @ts-expect-error the options are required: at least `credentials`
+attachTokenAuth(api);
+// @ts-expect-error a request config is not an axios instance
+attachTokenAuth({ baseURL: 'https://api.example.com' }, { credentials });
+
+// What the handle offers, and nothing more: a method added or dropped is a change of the public API.
+expectTypeOf<keyof TokenAuth>().toEqualTypeOf<
+  'eject' | 'getTokens' | 'login' | 'refresh' | 'logout' | 'on' | 'stats'
+>();
+expectTypeOf<TokenAuth['eject']>().toEqualTypeOf<() => void>();
+expectTypeOf<TokenAuth['getTokens']>().toEqualTypeOf<() => Promise<TokenPair | null>>();
+expectTypeOf<TokenAuth['login']>().toEqualTypeOf<() => Promise<void>>();
+expectTypeOf<TokenAuth['refresh']>().toEqualTypeOf<() => Promise<void>>();
+expectTypeOf<TokenAuth['logout']>().toEqualTypeOf<() => Promise<void>>();
+expectTypeOf<TokenAuth['stats']>().toEqualTypeOf<() => TokenAuthStats>();
+expectTypeOf<TokenAuthStats>().toEqualTypeOf<{
+  logins: number;
+  refreshes: number;
+  replays: number;
+  failures: number;
+}>();
+
+// The pair is plain data, so a store may serialise it.
+expectTypeOf<TokenPair>().toEqualTypeOf<{ access: string; refresh?: string; expiresAt?: number }>();
+
+export async function useHandle(): Promise<void> {
+  const auth = attachTokenAuth(api, { credentials, store: new MemoryTokenStore() });
+  const pair = await auth.getTokens();
+  // @ts-expect-error the pair may be null: no tokens yet, or after logout
+  void pair.access;
+  if (pair) expectTypeOf(pair.refresh).toEqualTypeOf<string | undefined>();
+  // @ts-expect-error the pair is behind a promise: the store may be async
+  void auth.getTokens().access;
+}
+
+expectTypeOf(new MemoryTokenStore()).toExtend<TokenStore>();

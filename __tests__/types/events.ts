@@ -1,0 +1,54 @@
+// Type tests of `auth.on`: the event names and the payload each listener receives.
+import axios from 'axios';
+import { expectTypeOf } from 'expect-type';
+import { attachTokenAuth } from 'axios-token-keeper';
+import type { RenewalReason, TokenAuthError, TokenAuthErrorCode, TokenAuthEvents } from 'axios-token-keeper';
+
+expectTypeOf<keyof TokenAuthEvents>().toEqualTypeOf<'login' | 'refresh' | 'adopt' | 'replay' | 'failure' | 'logout'>();
+expectTypeOf<RenewalReason>().toEqualTypeOf<'no-token' | 'expired' | 'rejected' | 'refresh-rejected' | 'manual'>();
+
+expectTypeOf<TokenAuthEvents['login']>().toEqualTypeOf<{ reason: RenewalReason; durationMs: number }>();
+expectTypeOf<TokenAuthEvents['refresh']>().toEqualTypeOf<{
+  reason: RenewalReason;
+  rotated: boolean;
+  durationMs: number;
+}>();
+expectTypeOf<TokenAuthEvents['adopt']>().toEqualTypeOf<{ expiresAt: number | undefined }>();
+expectTypeOf<TokenAuthEvents['replay']>().toEqualTypeOf<{ method: string; url: string }>();
+expectTypeOf<TokenAuthEvents['failure']>().toEqualTypeOf<{
+  operation: 'login' | 'refresh' | 'store';
+  code: TokenAuthErrorCode;
+  error: TokenAuthError;
+}>();
+expectTypeOf<TokenAuthEvents['logout']>().toEqualTypeOf<Record<string, never>>();
+
+export function listen(): void {
+  const auth = attachTokenAuth(axios.create(), { credentials: { username: 'jane', password: 'pw' } });
+
+  // The listener's payload is inferred from the event name, with no annotation.
+  const stop = auth.on('login', (event) => expectTypeOf(event).toEqualTypeOf<TokenAuthEvents['login']>());
+  expectTypeOf(stop).toEqualTypeOf<() => void>();
+  auth.on('refresh', (event) => expectTypeOf(event.rotated).toEqualTypeOf<boolean>());
+  auth.on('adopt', (event) => expectTypeOf(event.expiresAt).toEqualTypeOf<number | undefined>());
+  auth.on('replay', (event) => expectTypeOf(event).toEqualTypeOf<{ method: string; url: string }>());
+  auth.on('failure', (event) => {
+    expectTypeOf(event.code).toEqualTypeOf<TokenAuthErrorCode>();
+    expectTypeOf(event.error).toEqualTypeOf<TokenAuthError>();
+  });
+  auth.on('logout', (event) => expectTypeOf(event).toEqualTypeOf<Record<string, never>>());
+
+  // @ts-expect-error no such event: a misspelt name is caught, not silently never called
+  auth.on('logins', () => undefined);
+  auth.on('login', (event) => {
+    // @ts-expect-error a login brings no `rotated`; only a refresh does
+    void event.rotated;
+  });
+  auth.on('replay', (event) => {
+    // @ts-expect-error a replay payload carries no headers (they would hold the token)
+    void event.headers;
+  });
+  // @ts-expect-error the listener of one event cannot take another event's payload
+  auth.on('login', (event: TokenAuthEvents['refresh']) => void event);
+  // @ts-expect-error `operation` is a closed set
+  auth.on('failure', (event) => event.operation === 'logout');
+}

@@ -1,0 +1,124 @@
+// Type tests of the store contract (a plain object, sync or async, implements it) and of the store subpaths' options.
+import Redis, { Cluster } from 'ioredis';
+import { expectTypeOf } from 'expect-type';
+import type { TokenPair, TokenStore, TokenStoreLock } from 'axios-token-keeper';
+import { FileTokenStore } from 'axios-token-keeper/file-store';
+import type { FileTokenStoreOptions } from 'axios-token-keeper/file-store';
+import { RedisTokenStore } from 'axios-token-keeper/redis-store';
+import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } from 'axios-token-keeper/redis-store';
+
+let kept: TokenPair | null = null;
+
+// The smallest store: three sync methods, no lock, no subscription.
+export const syncStore: TokenStore = {
+  get: () => kept,
+  set: (pair) => {
+    kept = pair;
+  },
+  clear: () => {
+    kept = null;
+  },
+};
+
+// A shared store: methods that return promises, a fenced lock, and a subscription.
+export const asyncStore = {
+  get() {
+    return Promise.resolve(kept ?? undefined);
+  },
+  set(pair: TokenPair, fence?: number) {
+    if (fence !== undefined && fence < 1) return Promise.resolve(false);
+    kept = pair;
+    return Promise.resolve(true);
+  },
+  clear() {
+    kept = null;
+    return Promise.resolve();
+  },
+  lock(): Promise<TokenStoreLock> {
+    return Promise.resolve({ fence: 1, release: () => Promise.resolve() });
+  },
+  subscribe(listener: (pair: TokenPair | null) => void) {
+    listener(kept);
+    return () => undefined;
+  },
+} satisfies TokenStore;
+
+expectTypeOf<TokenStoreLock>().toEqualTypeOf<{ readonly fence?: number; release(): void | Promise<void> }>();
+expectTypeOf<TokenStore['get']>().returns.toEqualTypeOf<
+  TokenPair | null | undefined | Promise<TokenPair | null | undefined>
+>();
+expectTypeOf<TokenStore['set']>().parameters.toEqualTypeOf<[pair: TokenPair, fence?: number]>();
+expectTypeOf<TokenStore['clear']>().parameters.toEqualTypeOf<[fence?: number]>();
+
+// @ts-expect-error `clear` is required: logout must reach the store
+export const noClear: TokenStore = { get: () => null, set: () => undefined };
+// @ts-expect-error `get` returns a pair, not the bare access token
+export const stringGet: TokenStore = { get: () => 'token', set: () => undefined, clear: () => undefined };
+export const syncLock: TokenStore = {
+  ...syncStore,
+  // @ts-expect-error `lock` resolves once granted: it is async, as a shared store must wait
+  lock: () => ({ release: () => undefined }),
+};
+export const subscribeWithoutUnsubscribe: TokenStore = {
+  ...syncStore,
+  // @ts-expect-error `subscribe` returns the function that unsubscribes
+  subscribe: () => true,
+};
+
+// The file store's options.
+expectTypeOf<FileTokenStoreOptions>().toEqualTypeOf<{
+  lockTtlMs?: number;
+  lockTimeoutMs?: number;
+  pollMs?: number;
+  watch?: boolean;
+}>();
+expectTypeOf(FileTokenStore).constructorParameters.toEqualTypeOf<[path: string, options?: FileTokenStoreOptions]>();
+expectTypeOf(FileTokenStore).instance.toExtend<TokenStore>();
+expectTypeOf(FileTokenStore).toBeConstructibleWith('/var/lib/app/tokens.json');
+expectTypeOf(FileTokenStore).toBeConstructibleWith('/var/lib/app/tokens.json', { lockTtlMs: 5_000, watch: false });
+
+// The Redis store's options.
+expectTypeOf<RedisTokenStoreOptions>().toEqualTypeOf<{
+  prefix: string;
+  subscriber?: RedisSubscriberLike;
+  lockTtlMs?: number;
+  lockTimeoutMs?: number;
+  pollMs?: number;
+  keyTtlMs?: number;
+}>();
+expectTypeOf(RedisTokenStore).constructorParameters.toEqualTypeOf<
+  [client: RedisClientLike, options: RedisTokenStoreOptions]
+>();
+expectTypeOf(RedisTokenStore).instance.toExtend<TokenStore>();
+// The user's own ioredis client, single node or cluster, fits without a cast.
+expectTypeOf<Redis>().toExtend<RedisClientLike>();
+expectTypeOf<Redis>().toExtend<RedisSubscriberLike>();
+expectTypeOf<Cluster>().toExtend<RedisClientLike>();
+
+export function stores(redis: Redis): TokenStore[] {
+  return [
+    new FileTokenStore('/var/lib/app/tokens.json', { lockTimeoutMs: 60_000, pollMs: 10 }),
+    new RedisTokenStore(redis, { prefix: 'tokens:jane', subscriber: redis.duplicate(), keyTtlMs: 3_600_000 }),
+  ];
+}
+
+export function refused(redis: Redis): void {
+  // @ts-expect-error the file store needs the path of its file
+  void new FileTokenStore();
+  // @ts-expect-error an unknown option (a misspelt `lockTtlMs`) is refused
+  void new FileTokenStore('/var/lib/app/tokens.json', { lockTtl: 5_000 });
+  // @ts-expect-error `watch` is a boolean
+  void new FileTokenStore('/var/lib/app/tokens.json', { watch: 'yes' });
+  // @ts-expect-error `lockTtlMs` is a number of milliseconds
+  void new FileTokenStore('/var/lib/app/tokens.json', { lockTtlMs: '10s' });
+  // @ts-expect-error `prefix` is required: one per account
+  void new RedisTokenStore(redis, {});
+  // @ts-expect-error the options are required, for the prefix
+  void new RedisTokenStore(redis);
+  // @ts-expect-error `keyTtlMs` is a number
+  void new RedisTokenStore(redis, { prefix: 'tokens:jane', keyTtlMs: '1d' });
+  // @ts-expect-error `subscriber` is a connection, not a channel name
+  void new RedisTokenStore(redis, { prefix: 'tokens:jane', subscriber: 'tokens' });
+  // @ts-expect-error a client without `eval` cannot run the lock's scripts
+  void new RedisTokenStore({ get: () => Promise.resolve(null) }, { prefix: 'tokens:jane' });
+}

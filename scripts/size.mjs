@@ -1,0 +1,88 @@
+// Size budget of what a browser app pays for the plugin: each entry is bundled as an app's bundler would (minified,
+// ESM, for the browser), gzipped, and checked against its budget. Run by `npm run size`, after a build.
+//
+// axios is left out: it is a peer the app already ships. async-mutex and axios-retry are counted: they ship with us.
+// `platform: 'browser'` also makes an import of a Node built-in (node:fs, crypto, …) a build error, so an entry that
+// would break in a browser fails here, not in a user's bundler.
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { constants, gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+// One line per browser entry, with the most its bundle may weigh gzipped, in bytes. Each budget is the size measured
+// when it was set, rounded up with about 10% headroom: growth past it must be a decision (raise the number here, and
+// say why in the commit), not an accident. A new browser subpath (such as dist/esm/stores/browser.js) is one more line.
+const ENTRIES = [
+  // Measured 2026-11-21: 31,238 B minified, 11,370 B gzip.
+  { entry: 'dist/esm/index.js', gzipBudget: 12_600 },
+  // The tabs' store, on its own subpath, counted with what it loads (async-mutex again, the shared lease code).
+  // Measured 2026-11-21: 12,291 B minified, 4,266 B gzip.
+  { entry: 'dist/esm/stores/browser.js', gzipBudget: 4_700 },
+];
+
+const EXTERNAL = ['axios'];
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+
+let failed = 0;
+for (const { entry, gzipBudget } of ENTRIES) {
+  const file = join(root, entry);
+  if (!existsSync(file)) {
+    console.error(`${entry}: not found. Build first (\`npm run size\` does).`);
+    failed++;
+    continue;
+  }
+
+  let result;
+  try {
+    result = await build({
+      entryPoints: [file],
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      platform: 'browser',
+      external: EXTERNAL,
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+  } catch (error) {
+    // esbuild's errors name the file and the import, e.g. `Could not resolve "node:fs"` for a Node built-in.
+    const messages = (error.errors ?? [{ text: String(error) }]).map(
+      (e) => `  ${e.location ? `${e.location.file}:${e.location.line}: ` : ''}${e.text}`,
+    );
+    console.error(
+      `${entry}: does not bundle for the browser (no Node built-ins; axios is the only import left out):\n` +
+        messages.join('\n'),
+    );
+    failed++;
+    continue;
+  }
+
+  const code = result.outputFiles[0].contents;
+  const gzip = gzipSync(code, { level: constants.Z_BEST_COMPRESSION }).length;
+  console.log(
+    `${entry}: ${code.length} B minified (${kB(code.length)}), ${gzip} B gzip (${kB(gzip)}); budget ${gzipBudget} B gzip`,
+  );
+  if (gzip > gzipBudget) {
+    // The largest inputs are where to look first.
+    const inputs = Object.values(result.metafile.outputs)[0].inputs;
+    const largest = Object.entries(inputs)
+      .sort(([, a], [, b]) => b.bytesInOutput - a.bytesInOutput)
+      .slice(0, 5)
+      .map(([path, { bytesInOutput }]) => `  ${bytesInOutput} B  ${path}`);
+    console.error(
+      `${entry}: ${gzip} B gzip is over its budget of ${gzipBudget} B by ${gzip - gzipBudget} B. ` +
+        'Shrink it, or raise the budget in scripts/size.mjs on purpose. Largest inputs (minified):\n' +
+        largest.join('\n'),
+    );
+    failed++;
+  }
+}
+
+if (failed > 0) {
+  console.error(`size: ${failed} of ${ENTRIES.length} entries failed`);
+  process.exit(1);
+}
