@@ -24,11 +24,19 @@ const NAME = 'TokenAuthError';
  * contains a password, a Basic header or a token; `cause` is the original (redacted) error.
  */
 export class TokenAuthError extends Error {
+  /** Always `'TokenAuthError'`, so that {@link isTokenAuthError} can recognise a copy from another bundle or realm. */
   override readonly name = NAME;
+  /** What went wrong, from a closed set: switch on it. */
   readonly code: TokenAuthErrorCode;
   /** HTTP status of the token-service answer behind this error, when there was one. */
   readonly status: number | undefined;
 
+  /**
+   * The plugin creates these; a test double of your own may too.
+   * @param code One of {@link TokenAuthErrorCode}.
+   * @param message What happened and what to do, without any secret.
+   * @param options `cause`, the original error; `status`, the token service's HTTP status.
+   */
   constructor(code: TokenAuthErrorCode, message: string, options: { cause?: unknown; status?: number } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;

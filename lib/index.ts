@@ -1,9 +1,17 @@
+/**
+ * Keeps a token service's tokens for an axios instance: {@link attachTokenAuth} logs in with HTTP Basic
+ * credentials, puts the access token on every request, renews it once for all waiting requests, and replays what
+ * was refused. This entry loads no Node built-in, so browser bundles stay clean.
+ *
+ * @module axios-token-keeper
+ */
 export { attachTokenAuth } from './attach.js';
 export { TokenAuthError, isTokenAuthError } from './errors.js';
 export type { TokenAuthErrorCode } from './errors.js';
 export { MemoryTokenStore } from './stores/memory.js';
 export { parseTokenBody } from './parse.js';
 export type { ParsedTokens } from './parse.js';
+export type { TokenBudgetLimits } from './budget.js';
 export { DEFAULTS } from './options.js';
 export type {
   Credentials,

@@ -5,24 +5,53 @@ import { MemoryTokenStore } from './stores/memory.js';
 import type { TokenBudgetLimits } from './budget.js';
 import type { RefreshRequest, TokenAuthOptions, TokenStore } from './types.js';
 
-/** Every default, in one place. */
+/**
+ * Every default of {@link TokenAuthOptions}, in one place, frozen. Those not here are computed at attach time:
+ * `authBaseURL` and `origins` from the instance's `baseURL`, `store` a new {@link MemoryTokenStore}.
+ *
+ * @example
+ * // Keep the default test and add a status.
+ * isTokenRejected: (error) => DEFAULTS.isTokenRejected(error) || error.response?.status === 403
+ */
 export const DEFAULTS = Object.freeze({
+  /** {@link TokenAuthOptions.loginPath}. */
   loginPath: '/auth/api/v1/accounts/login',
+  /** {@link TokenAuthOptions.tokenPath}. */
   tokenPath: '/auth/api/v1/accounts/token',
+  /** {@link TokenAuthOptions.refreshRequest}: `{"refresh_token": …}` as JSON. */
   refreshRequest: (refreshToken: string): RefreshRequest => ({ data: { refresh_token: refreshToken } }),
+  /** {@link TokenAuthOptions.parseTokens}: {@link parseTokenBody}. */
   parseTokens: parseTokenBody,
+  /** {@link TokenAuthOptions.applyToken}: `Authorization: Bearer <access>`. */
   applyToken: (config: InternalAxiosRequestConfig, access: string): void => {
     config.headers.set('Authorization', `Bearer ${access}`);
   },
+  /** {@link TokenAuthOptions.isTokenRejected}: a 401. */
   isTokenRejected: (error: AxiosError): boolean => error.response?.status === 401,
+  /** {@link TokenAuthOptions.accessTokenLifetimeMs}: 45 minutes. */
   accessTokenLifetimeMs: 45 * 60_000,
+  /** {@link TokenAuthOptions.expiryMarginMs}: 30 seconds. */
   expiryMarginMs: 30_000,
+  /** {@link TokenAuthOptions.tokenTimeoutMs}: 15 seconds. */
   tokenTimeoutMs: 15_000,
+  /** {@link TokenAuthOptions.tokenRetries}. */
   tokenRetries: 3,
+  /** {@link TokenAuthOptions.tokenRetryDelayMs}. */
   tokenRetryDelayMs: 300,
+  /** {@link TokenAuthOptions.loginCooldownMs}: a minute. */
   loginCooldownMs: 60_000,
-  tokenBudget: Object.freeze({ windowMs: 3_600_000, logins: 10, refreshes: 30 }),
+  /** {@link TokenAuthOptions.tokenBudget}: 10 logins and 30 token calls an hour. */
+  tokenBudget: Object.freeze({
+    /** The rolling window: an hour. */
+    windowMs: 3_600_000,
+    /** Login calls allowed in the window, retries included. */
+    logins: 10,
+    /** Token calls allowed in the window, retries included. */
+    refreshes: 30,
+  }),
+  /** {@link TokenAuthOptions.allowInsecureHttp}. */
   allowInsecureHttp: false,
+  /** {@link TokenAuthOptions.clock}. */
   clock: Date.now,
 } satisfies Partial<TokenAuthOptions>);
 

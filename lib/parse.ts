@@ -2,6 +2,7 @@ import { utf8FromBase64Url } from './base64.js';
 
 /** What a login or token answer yields once parsed. */
 export interface ParsedTokens {
+  /** The access token. */
   access: string;
   /** A new refresh token, when the service rotates them. */
   refresh?: string;

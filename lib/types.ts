@@ -12,17 +12,30 @@ declare module 'axios' {
 
 /** The username and password sent, as HTTP Basic, to the login call. */
 export interface Credentials {
+  /** The part before the colon of the Basic value. A `:` in it (RFC 7617 forbids one) fails with `NO_CREDENTIALS`. */
   username: string;
+  /** The part after the colon; it may contain `:`. Never logged, never put in an error. */
   password: string;
 }
 
-/** Credentials, or a function (sync or async) asked for them only when a login is needed. */
+/**
+ * Credentials, or a function (sync or async) asked for them only when a login is needed.
+ *
+ * @example
+ * // Read at login time, so a rotated secret is picked up without a restart.
+ * const credentials: CredentialsSource = async () => ({
+ *   username: 'svc-orders',
+ *   password: await readSecret('orders-api'),
+ * });
+ */
 export type CredentialsSource =
   Credentials | (() => Credentials | null | undefined | Promise<Credentials | null | undefined>);
 
 /** The pair a store keeps. Plain data, so a store may serialise it. */
 export interface TokenPair {
+  /** The access token, sent on requests to `origins`. */
   access: string;
+  /** The refresh token, sent only to the token call; absent when the service gave none. */
   refresh?: string;
   /** When the access token expires, in epoch milliseconds, when known. */
   expiresAt?: number;
@@ -30,8 +43,11 @@ export interface TokenPair {
 
 /** What the token call sends besides the method and URL. */
 export interface RefreshRequest {
+  /** The body; axios sends an object as JSON. */
   data?: unknown;
+  /** Headers of the token call, besides `Accept: application/json`. */
   headers?: Record<string, string>;
+  /** Query parameters of the token call. */
   params?: Record<string, unknown>;
 }
 
@@ -43,6 +59,7 @@ export interface TokenStoreLock {
    * Stores whose lock cannot lapse (one process) leave it out.
    */
   readonly fence?: number;
+  /** Lets the next holder take the lock. The plugin calls it once, when the renewal ends, off the request path. */
   release(): void | Promise<void>;
 }
 
@@ -51,6 +68,7 @@ export interface TokenStoreLock {
  * several holders share (tabs, processes, hosts) implements them so that the holders renew once between them.
  */
 export interface TokenStore {
+  /** The stored pair, or null (or undefined) when there is none. */
   get(): TokenPair | null | undefined | Promise<TokenPair | null | undefined>;
   /**
    * Writes the pair. `fence` is that of the lock the writer holds, if any; a store returns `false` instead of
@@ -72,7 +90,12 @@ export interface TokenStore {
 export interface TokenAuthOptions {
   /**
    * Username and password for the login call, or a function (sync or async) that returns them. The function is
-   * called only when a login is needed, never at attach time.
+   * called only when a login is needed, never at attach time. Required: there is no default.
+   *
+   * @example
+   * attachTokenAuth(api, {
+   *   credentials: () => ({ username: process.env.API_USERNAME ?? '', password: process.env.API_PASSWORD ?? '' }),
+   * });
    */
   credentials: CredentialsSource;
   /**
@@ -81,31 +104,57 @@ export interface TokenAuthOptions {
    * @default the instance's `baseURL`
    */
   authBaseURL?: string;
-  /** @default '/auth/api/v1/accounts/login' */
+  /**
+   * Path of the login call (`POST`, HTTP Basic), relative to `authBaseURL`.
+   * @default '/auth/api/v1/accounts/login'
+   */
   loginPath?: string;
-  /** @default '/auth/api/v1/accounts/token' */
+  /**
+   * Path of the token call (`POST`, with the refresh token), relative to `authBaseURL`.
+   * @default '/auth/api/v1/accounts/token'
+   */
   tokenPath?: string;
   /**
    * What the token call sends for a refresh token.
    * @default (refreshToken) => ({ data: { refresh_token: refreshToken } })
+   *
+   * @example
+   * // A service that wants the refresh token in a header.
+   * refreshRequest: (refreshToken) => ({ headers: { 'X-Refresh-Token': refreshToken } })
    */
   refreshRequest?: (refreshToken: string) => RefreshRequest;
   /**
    * Reads the tokens out of a 200 answer of the login or token call; returns undefined when there is no
    * access token (the plugin then fails with `TOKEN_RESPONSE_INVALID`).
    * @default reads `access`/`access_token`/`accessToken`, `refresh`/`refresh_token`/`refreshToken` and
-   * `expires_in`, at the top level or under `data`
+   * `expires_in`/`expiresIn` (seconds), at the top level or under `data`
+   *
+   * @example
+   * // An answer shaped { token: { value, ttl }, renew }; `expiresIn` is in seconds.
+   * parseTokens: (body) => {
+   *   const answer = body as { token?: { value?: string; ttl?: number }; renew?: string };
+   *   const access = answer.token?.value;
+   *   return access ? { access, refresh: answer.renew, expiresIn: answer.token?.ttl } : undefined;
+   * }
    */
   parseTokens?: (body: unknown) => ParsedTokens | null | undefined;
   /**
    * Puts the access token on a request.
    * @default sets the header `Authorization: Bearer <access>`
+   *
+   * @example
+   * applyToken: (config, access) => {
+   *   config.headers.set('X-Session', access);
+   * }
    */
   applyToken?: (config: InternalAxiosRequestConfig, access: string) => void;
   /**
    * Whether an error of a request that carried the token means the token was refused, so that a renewal and a
    * replay may cure it. Use it for a service that answers 403 to an expired token.
    * @default (error) => error.response?.status === 401
+   *
+   * @example
+   * isTokenRejected: (error) => error.response?.status === 401 || error.response?.status === 403
    */
   isTokenRejected?: (error: AxiosError) => boolean;
   /**
@@ -147,8 +196,12 @@ export interface TokenAuthOptions {
   loginCooldownMs?: number;
   /**
    * At most this many login and token calls (retries included) reach the service in a rolling window; past it,
-   * calls fail with `TOKEN_BUDGET_EXCEEDED` without leaving. `false` turns the cap off.
+   * calls fail with `TOKEN_BUDGET_EXCEEDED` without leaving. `windowMs` is the window; `logins` and `refreshes` the
+   * login and token calls allowed in it. Fields left out keep their default. `false` turns the cap off.
    * @default { windowMs: 3_600_000, logins: 10, refreshes: 30 }
+   *
+   * @example
+   * tokenBudget: { refreshes: 60 } // an hour, 10 logins, 60 token calls
    */
   tokenBudget?: Partial<TokenBudgetLimits> | false;
   /**
@@ -157,14 +210,22 @@ export interface TokenAuthOptions {
    */
   allowInsecureHttp?: boolean;
   /**
-   * Where the tokens are kept.
+   * Where the tokens are kept. Pass one shared store to let several instances, processes or hosts renew once between
+   * them.
    * @default a new {@link MemoryTokenStore}
+   *
+   * @example
+   * import { FileTokenStore } from 'axios-token-keeper/file-store';
+   * attachTokenAuth(api, { credentials, store: new FileTokenStore('/var/lib/my-service/tokens.json') });
    */
   store?: TokenStore;
   /**
    * The origins (`https://host:port`) that receive the access token, or patterns an origin must match.
    * Requests elsewhere go out untouched.
    * @default the origins of the instance's `baseURL` and of `authBaseURL`
+   *
+   * @example
+   * origins: ['https://api.example.com', /^https:\/\/[a-z0-9-]+\.api\.example\.com$/]
    */
   origins?: ReadonlyArray<string | RegExp>;
   /**
@@ -190,23 +251,53 @@ export type RenewalReason =
 /** Events of {@link TokenAuth.on}. No payload carries a secret. */
 export interface TokenAuthEvents {
   /** A login succeeded. */
-  login: { reason: RenewalReason; durationMs: number };
+  login: {
+    /** Why it ran. */
+    reason: RenewalReason;
+    /** How long the call took, retries included. */
+    durationMs: number;
+  };
   /** A token call succeeded; `rotated` when it brought a new refresh token. */
-  refresh: { reason: RenewalReason; rotated: boolean; durationMs: number };
+  refresh: {
+    /** Why it ran. */
+    reason: RenewalReason;
+    /** The answer carried a new refresh token, which replaced the stored one. */
+    rotated: boolean;
+    /** How long the call took, retries included. */
+    durationMs: number;
+  };
   /** Tokens another holder of the store wrote (or that were there at start) were picked up, with no call. */
-  adopt: { expiresAt: number | undefined };
+  adopt: {
+    /** When the adopted access token expires, in epoch milliseconds, when known. */
+    expiresAt: number | undefined;
+  };
   /** A request whose token was refused is sent again with the current token. */
-  replay: { method: string; url: string };
+  replay: {
+    /** The request's method, upper case. */
+    method: string;
+    /** The request's URL as configured, with any token in it masked. */
+    url: string;
+  };
   /** A login, token call or store operation failed. */
-  failure: { operation: 'login' | 'refresh' | 'store'; code: TokenAuthErrorCode; error: TokenAuthError };
+  failure: {
+    /** What failed. */
+    operation: 'login' | 'refresh' | 'store';
+    /** The error's code, for a `switch`. */
+    code: TokenAuthErrorCode;
+    /** The error the waiting requests got (or, for the store, the one reported only here). */
+    error: TokenAuthError;
+  };
   /** `auth.logout()` dropped the tokens. */
   logout: Record<string, never>;
 }
 
 /** Counters since attach. */
 export interface TokenAuthStats {
+  /** Successful logins. */
   logins: number;
+  /** Successful token calls. */
   refreshes: number;
+  /** Requests sent again after their token was refused. */
   replays: number;
   /** Failed logins, token calls and store operations (one per shared attempt, retries included). */
   failures: number;
@@ -226,5 +317,6 @@ export interface TokenAuth {
   logout(): Promise<void>;
   /** Listens to an event; returns the function that stops listening. */
   on<E extends keyof TokenAuthEvents>(event: E, listener: (payload: TokenAuthEvents[E]) => void): () => void;
+  /** Counters since attach: a copy, for metrics and health checks. */
   stats(): TokenAuthStats;
 }

@@ -1,3 +1,9 @@
+/**
+ * A local stand-in of the token service over real HTTP, for your own tests: it spends none of the real account's
+ * tokens. Node only. Start one with {@link startEmulator}.
+ *
+ * @module axios-token-keeper/emulator
+ */
 export { startEmulator, TokenServiceEmulator } from './server.js';
 export type { EmulatorCall, EmulatorCounters, EmulatorFault, EmulatorOptions, EmulatorRoute } from './server.js';
 export type { TokenFormat } from './tokens.js';

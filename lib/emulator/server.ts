@@ -4,6 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { TokenLedger } from './tokens.js';
 import type { TokenFormat } from './tokens.js';
 
+/** The emulator's three kinds of call: the login, the token call, and any other path (a protected resource). */
 export type EmulatorRoute = 'login' | 'token' | 'data';
 
 /**
@@ -13,8 +14,18 @@ export type EmulatorRoute = 'login' | 'token' | 'data';
  * 200 with a body of several megabytes; `redirect` a 302 to another address.
  */
 export type EmulatorFault =
-  | { status: number; body?: unknown; headers?: Record<string, string> }
-  | { redirect: string }
+  | {
+      /** The HTTP status to answer. */
+      status: number;
+      /** The body, sent as JSON. */
+      body?: unknown;
+      /** Extra headers, such as `Retry-After`. */
+      headers?: Record<string, string>;
+    }
+  | {
+      /** Where the 302 points. */
+      redirect: string;
+    }
   | 'hang'
   | 'drop'
   | 'reset'
@@ -22,52 +33,82 @@ export type EmulatorFault =
   | 'no-access-token'
   | 'huge';
 
+/** Options of {@link startEmulator} and {@link TokenServiceEmulator}. All are optional. */
 export interface EmulatorOptions {
-  /** @default '127.0.0.1' */
+  /**
+   * The address to listen on.
+   * @default '127.0.0.1'
+   */
   host?: string;
-  /** @default 0, a free port */
+  /**
+   * The port to listen on; read the address back from `url`.
+   * @default 0, a free port
+   */
   port?: number;
   /** Usernames and passwords that may log in. @default { demo: 'demo-password' } */
   users?: Record<string, string>;
-  /** @default 2_700_000 (45 minutes) */
+  /**
+   * Lifetime of an access token; the service's is 45 minutes. Make it short to see expiries in a test.
+   * @default 2_700_000 (45 minutes)
+   */
   accessTtlMs?: number;
-  /** @default 2_592_000_000 (30 days) */
+  /**
+   * Lifetime of a refresh token; the service says only "much longer than the access token".
+   * @default 2_592_000_000 (30 days)
+   */
   refreshTtlMs?: number;
   /** A token call returns a new refresh token and kills the one it was given. @default true */
   rotateRefreshTokens?: boolean;
-  /** @default 'opaque' */
+  /**
+   * `'jwt'` issues HS256 JWTs with `exp`, which the plugin reads as the expiry.
+   * @default 'opaque'
+   */
   tokenFormat?: TokenFormat;
   /** Milliseconds before each answer, per route: a number or a function of the request. @default 0 */
   latency?: number | Partial<Record<EmulatorRoute, number | ((request: { method: string; path: string }) => number)>>;
-  /** Paths whose data calls always answer 401, whatever the token. */
+  /**
+   * Paths whose data calls always answer 401, whatever the token (a permission, not an expiry).
+   * @default []
+   */
   alwaysUnauthorized?: string[];
   /** Answer CORS preflights and allow any origin, for tests in a browser. @default false */
   cors?: boolean;
   /** Keep a log of the calls in `calls`. Turn off for long runs. @default true */
   log?: boolean;
-  /** @default Date.now */
+  /**
+   * The time in epoch milliseconds; share one with the plugin's `clock` to move time in tests.
+   * @default Date.now
+   */
   clock?: () => number;
 }
 
 /** One call the emulator received, with the credential it carried, so tests can check where secrets went. */
 export interface EmulatorCall {
+  /** Which kind of call it was. */
   route: EmulatorRoute;
+  /** The HTTP method. */
   method: string;
+  /** The path with its query string. */
   path: string;
   /** The Authorization header as received. */
   authorization: string | undefined;
+  /** The request body as text. */
   body: string;
+  /** When it arrived, by the emulator's `clock`. */
   at: number;
 }
 
+/** What the emulator has served since it started. */
 export interface EmulatorCounters {
-  /** Successful logins and token calls: the tokens generated. */
+  /** Successful logins: the token pairs generated with credentials. */
   logins: number;
+  /** Successful token calls: the access tokens generated with a refresh token. */
   refreshes: number;
   /** Login and token calls answered 4xx (wrong credentials, dead refresh token). */
   rejected: number;
   /** Data calls answered 401. */
   unauthorized: number;
+  /** Calls to any path other than the login and the token call. */
   dataCalls: number;
   /** Every login and token call received, faults included. */
   tokenCalls: number;
@@ -111,6 +152,7 @@ function parseJSON(text: string): unknown {
  * // … then emulator.counters.refreshes, emulator.expireAccessTokens(), await emulator.close()
  */
 export class TokenServiceEmulator {
+  /** What it has served so far; tests assert on these, such as `counters.logins`. */
   readonly counters: EmulatorCounters = {
     logins: 0,
     refreshes: 0,
@@ -121,6 +163,7 @@ export class TokenServiceEmulator {
     expiries: 0,
     faults: 0,
   };
+  /** Every call received, in order, with the Authorization header it carried; empty with `log: false`. */
   readonly calls: EmulatorCall[] = [];
   private readonly users: Map<string, string>;
   private readonly ledger: TokenLedger;
@@ -132,6 +175,7 @@ export class TokenServiceEmulator {
   private server: Server | undefined;
   private address = '';
 
+  /** Configures an emulator; call {@link start} (or use {@link startEmulator}) to listen. */
   constructor(private readonly options: EmulatorOptions = {}) {
     this.clock = options.clock ?? Date.now;
     this.users = new Map(Object.entries(options.users ?? { demo: 'demo-password' }));
@@ -145,6 +189,7 @@ export class TokenServiceEmulator {
     return this.address;
   }
 
+  /** Listens on `host` and `port`; {@link startEmulator} does this for you. */
   async start(): Promise<this> {
     const server = createServer((request, response) => void this.handle(request, response));
     server.on('connection', (socket) => {
@@ -175,6 +220,7 @@ export class TokenServiceEmulator {
     this.ledger.expireAccess();
   }
 
+  /** Every refresh token issued so far stops working: the next token call is refused, and the client must log in. */
   revokeRefreshTokens(): void {
     this.ledger.revokeRefresh();
   }

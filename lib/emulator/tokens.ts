@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
+/** `opaque`: random strings; `jwt`: HS256 JSON Web Tokens whose `exp` is the access token's expiry, in seconds. */
 export type TokenFormat = 'opaque' | 'jwt';
 
 interface Grant {

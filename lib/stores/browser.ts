@@ -1,3 +1,9 @@
+/**
+ * {@link BrowserTokenStore}: one token pair shared by the tabs of a browser app, renewed by one tab at a time.
+ * Browser only; it loads nothing from Node.
+ *
+ * @module axios-token-keeper/browser-store
+ */
 import { Mutex } from 'async-mutex';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
 import { acquire, Announcer, checkStoreOptions, describe, keepAlive, Wakeup } from './shared.js';
@@ -118,6 +124,10 @@ export class BrowserTokenStore implements TokenStore {
   private closed = false;
   private readonly onStorage = (event: StorageEvent): void => this.storageChanged(event);
 
+  /**
+   * Checks the options and opens the channel to the other tabs. Throws a `TypeError` naming the option for a bad one,
+   * and for a `storage` the environment does not offer (a server render), instead of failing at the first request.
+   */
   constructor(options: BrowserTokenStoreOptions) {
     const given = checkStoreOptions('BrowserTokenStore', options, [
       'key',

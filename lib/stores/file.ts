@@ -1,3 +1,8 @@
+/**
+ * {@link FileTokenStore}: one token pair shared by the processes of one host. Node only.
+ *
+ * @module axios-token-keeper/file-store
+ */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, watch } from 'node:fs';
 import type { FSWatcher, Stats } from 'node:fs';
@@ -69,6 +74,12 @@ export class FileTokenStore implements TokenStore {
   private readonly wakeup = new Wakeup();
   private watcher: FSWatcher | undefined;
 
+  /**
+   * @param path The token file. Its directory is created (mode 0700) when missing; keep it where only this
+   * service's user can read, since the file holds the refresh token.
+   * @param options Lease, lock wait, polling and watching; every one has a default.
+   * @throws TypeError when `path` is empty or an option is unknown or out of range.
+   */
   constructor(path: string, options: FileTokenStoreOptions = {}) {
     if (typeof path !== 'string' || path === '') {
       throw new TypeError(

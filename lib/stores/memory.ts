@@ -15,6 +15,7 @@ export class MemoryTokenStore implements TokenStore {
   private readonly mutex = new Mutex();
   private readonly listeners = new Set<(pair: TokenPair | null) => void>();
 
+  /** A copy of the pair, or null. */
   get(): TokenPair | null {
     return this.pair && { ...this.pair };
   }

@@ -1,0 +1,30 @@
+// A browser app open in several tabs: they share one pair. At an expiry one tab renews, under a Web Lock, and the
+// others take its pair over a BroadcastChannel without calling the service; a reopened app finds the refresh token.
+import axios from 'axios';
+import { attachTokenAuth } from 'axios-token-keeper';
+import { BrowserTokenStore } from 'axios-token-keeper/browser-store';
+
+// The service must allow the app's origin (CORS), with the Authorization and Content-Type headers.
+export const api = axios.create({ baseURL: 'https://api.example.com' });
+
+export const store = new BrowserTokenStore({
+  key: 'orders-api', // one key per account: it names the storage entry, the lock and the channel
+  keepAccessInMemory: true, // localStorage gets the refresh token only; tabs hand the access token to each other
+});
+
+// The login form fills this for one login; the page never keeps the password.
+let typed: { username: string; password: string } | null = null;
+
+export const auth = attachTokenAuth(api, { credentials: () => typed, store });
+
+export async function logIn(username: string, password: string): Promise<void> {
+  typed = { username, password };
+  try {
+    await auth.login();
+  } finally {
+    typed = null;
+  }
+}
+
+/** Logging out in one tab logs out every tab: the store tells them. */
+export const logOut = (): Promise<void> => auth.logout();
