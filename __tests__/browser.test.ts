@@ -95,6 +95,46 @@ describe.each([
   });
 });
 
+it('without Web Locks, a tab frozen past its lease loses the lock, and its late write is refused by the fence', async () => {
+  await context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'locks', { value: undefined }));
+  const on = await service();
+  const store = { key: 'orders', lockTtlMs: 1_000 };
+  const live = await openTab(on, store);
+  expect(await live.burst(3)).toMatchObject({ ok: 3 });
+
+  const frozen = await context.newPage();
+  await frozen.goto(site.url);
+  expect(await frozen.evaluate((options) => window.tokenKeeperPage.raw.open(options), store)).toBe('storage-lease');
+  const fence = await frozen.evaluate(() => window.tokenKeeperPage.raw.lock());
+  // The debugger stops the tab's script before its next task: the lease's heartbeat, too.
+  const debug = await context.newCDPSession(frozen);
+  await debug.send('Debugger.enable');
+  await debug.send('Debugger.pause');
+
+  on.expireAccessTokens();
+  expect(await live.burst(3)).toEqual({ ok: 3, failed: 0, errors: [] });
+  expect(on.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
+
+  await debug.send('Debugger.resume');
+  const late = { access: 'late-access', refresh: 'late-refresh' };
+  expect(await frozen.evaluate(([pair, f]) => window.tokenKeeperPage.raw.write(pair, f), [late, fence] as const)).toBe(
+    false,
+  );
+  expect(JSON.stringify((await live.storage()).local)).not.toContain('late-access');
+  expect(await live.access()).not.toBe('late-access');
+});
+
+it('without Web Locks, a renewal slower than the lease keeps it: the other tab waits, and takes its pair', async () => {
+  await context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'locks', { value: undefined }));
+  const on = await emulator({ cors: true, latency: { token: 2_500 } });
+  const store = { key: 'orders', lockTtlMs: 1_000 };
+  const tabs = [await openTab(on, store), await openTab(on, store)];
+  expect(await allAtOnce(tabs, 3)).toMatchObject({ ok: 6 });
+  on.expireAccessTokens();
+  expect(await allAtOnce(tabs, 3)).toEqual({ ok: 6, failed: 0, errors: [] });
+  expect(on.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0, tokenCalls: 2 });
+});
+
 describe('where the pair is kept', () => {
   it('keepAccessInMemory writes no access token to storage; a new tab takes it from an open one, with no call', async () => {
     const on = await service();

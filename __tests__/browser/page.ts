@@ -2,7 +2,7 @@
 // `window.tokenKeeperPage`. Nothing here decides an outcome; the test reads the emulator's counters.
 import axios from 'axios';
 import { attachTokenAuth, isTokenAuthError } from 'axios-token-keeper';
-import type { TokenAuth, TokenAuthEvents } from 'axios-token-keeper';
+import type { TokenAuth, TokenAuthEvents, TokenPair } from 'axios-token-keeper';
 import { BrowserTokenStore } from 'axios-token-keeper/browser-store';
 import type { BrowserLocking, BrowserTokenStoreOptions } from 'axios-token-keeper/browser-store';
 
@@ -28,6 +28,12 @@ export interface TokenKeeperPage {
   access(): Promise<string | undefined>;
   logout(): Promise<void>;
   storage(): { local: Record<string, string>; session: Record<string, string> };
+  /** A store used directly, without the plugin: to hold its lock and write with a given fence. */
+  raw: {
+    open(options: BrowserTokenStoreOptions): BrowserLocking;
+    lock(): Promise<number | null>;
+    write(pair: TokenPair, fence: number | null): boolean;
+  };
 }
 
 declare global {
@@ -37,6 +43,7 @@ declare global {
 }
 
 let auth: TokenAuth | undefined;
+let raw: BrowserTokenStore | undefined;
 let api = axios.create();
 const seen: string[] = [];
 
@@ -80,4 +87,12 @@ window.tokenKeeperPage = {
   access: async () => (await started().getTokens())?.access,
   logout: () => started().logout(),
   storage: () => ({ local: entries(localStorage), session: entries(sessionStorage) }),
+  raw: {
+    open(options) {
+      raw = new BrowserTokenStore(options);
+      return raw.locking;
+    },
+    lock: async () => (await raw!.lock()).fence ?? null,
+    write: (pair, fence) => raw!.set(pair, fence ?? undefined),
+  },
 };
