@@ -177,7 +177,14 @@ export class TokenKeeper {
     this.epoch += 1;
     // The next login may be another account, whose permissions are its own.
     this.uncured.clear();
-    await this.storeCall(() => this.options.store.clear());
+    // Under the store's lock: a renewal that another holder (tab, process) is running ends first, so that its pair
+    // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT.
+    const lock = await this.storeCall(() => this.options.store.lock?.(), false);
+    try {
+      await this.storeCall(() => this.options.store.clear(lock?.fence));
+    } finally {
+      if (lock) void this.storeCall(() => lock.release());
+    }
     this.events.emit('logout', {});
   }
 
