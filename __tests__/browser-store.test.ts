@@ -1,6 +1,7 @@
 import { BrowserTokenStore } from '../lib/stores/browser.js';
 import type { BrowserTokenStoreOptions } from '../lib/stores/browser.js';
 import type { TokenPair } from '../lib/types.js';
+import { until } from './helpers/flow.js';
 
 // What of the browser store runs in Node: its option checks, and tabs sharing over Node's own BroadcastChannel with
 // `storage: 'none'`. Storage, Web Locks and the lease run in real Chromium (browser.test.ts).
@@ -33,7 +34,7 @@ it.each(['local', 'session'] as const)(
   'says what to do when %sStorage is missing (a server render), instead of failing later',
   (storage) => {
     expect(() => new BrowserTokenStore({ key: 'a', storage })).toThrow(
-      new RegExp(`\`storage: '${storage}'\` needs ${storage}Storage.*pass \`storage: 'none'\``),
+      new RegExp(`\`storage: '${storage}'\` needs ${storage}Storage.*create the store in the browser only`),
     );
   },
 );
@@ -46,22 +47,46 @@ it("with storage 'none', stores of one key share the pair over the BroadcastChan
   reader.subscribe((pair) => heard.push(pair));
   stranger.subscribe((pair) => heard.push(pair));
 
-  expect(writer.set(PAIR)).toBe(true);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(await writer.set(PAIR)).toBe(true);
+  await until(() => heard.length === 1);
   expect(heard).toEqual([PAIR]);
   expect(await reader.get()).toEqual(PAIR);
   expect(await store({ key: 'orders', storage: 'none' }).get()).toEqual(PAIR);
   expect(await stranger.get()).toBeNull();
 
-  writer.clear();
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(await writer.clear()).toBe(true);
+  await until(() => heard.length === 2);
   expect(heard).toEqual([PAIR, null]);
   expect(await reader.get()).toBeNull();
+});
+
+it('keeps the newest pair when an older one arrives late (a slow message, an answer to another tab)', async () => {
+  const writer = store({ key: 'orders', storage: 'none' });
+  const reader = store({ key: 'orders', storage: 'none' });
+  const newer: TokenPair = { ...PAIR, access: 'access-2', refresh: 'refresh-2' };
+  const heard: Array<string | undefined> = [];
+  reader.subscribe((pair) => heard.push(pair?.access));
+  expect(await writer.set(PAIR)).toBe(true);
+  expect(await writer.set(newer)).toBe(true);
+  await until(async () => (await reader.get())?.access === 'access-2');
+
+  // What a tab that knew only the first pair would say, arriving after the second.
+  const late = new BroadcastChannel('axios-token-keeper:orders');
+  late.postMessage({ type: 'pair', fence: 1, pair: PAIR });
+  const marker = { ...PAIR, access: 'access-3', refresh: 'refresh-3' };
+  expect(await writer.set(marker)).toBe(true);
+  await until(async () => (await reader.get())?.access === 'access-3');
+  late.close();
+  expect(heard).toEqual(['access-1', 'access-2', 'access-3']);
+  expect(await writer.get()).toEqual(marker);
+  // A write with the fence of a lock older than the last write is refused, and changes nothing.
+  expect(await writer.set(newer, 2)).toBe(false);
+  expect(await reader.get()).toEqual(marker);
 });
 
 it('refuses to be used once closed', async () => {
   const closed = store({ key: 'orders', storage: 'none' });
   closed.close();
   await expect(closed.get()).rejects.toThrow('BrowserTokenStore "orders" is closed; create a new one.');
-  expect(() => closed.set(PAIR)).toThrow(/is closed/);
+  await expect(closed.set(PAIR)).rejects.toThrow(/is closed/);
 });

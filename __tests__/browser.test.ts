@@ -57,6 +57,11 @@ async function allAtOnce(tabs: Tab[], requests: number): Promise<{ ok: number; f
   };
 }
 
+/** Token calls that reached the emulator, answered or not yet (it counts `tokenCalls` once it answers). */
+function tokenCallsReceived(on: TokenServiceEmulator): number {
+  return on.calls.filter((call) => call.route === 'token').length;
+}
+
 async function summed(tabs: Tab[]): Promise<{ logins: number; refreshes: number }> {
   const stats = await Promise.all(tabs.map((tab) => tab.stats()));
   return {
@@ -205,19 +210,41 @@ describe('where the pair is kept', () => {
     expect(await allAtOnce(tabs, 3)).toMatchObject({ ok: 6 });
     await tabs[0]!.logout();
     await until(async () => (await tabs[1]!.access()) === undefined);
-    expect((await tabs[1]!.storage()).local).toEqual({});
+    // The record stays, with no pair and its fence, so that no older record can come back after it.
+    const { local } = await tabs[1]!.storage();
+    expect(Object.keys(local)).toEqual(['axios-token-keeper:orders']);
+    expect(JSON.parse(local['axios-token-keeper:orders']!)).toMatchObject({ pair: null });
   });
 });
 
-it('a tab closed in the middle of its renewal frees the lock at once: the others go on, and none hangs', async () => {
+it('a logout in one tab while another renews waits for that renewal, which then cannot log the tabs back in', async () => {
   const on = await emulator({ cors: true, latency: { token: 1_500 } });
-  const tabs = [await openTab(on, { key: 'orders' }), await openTab(on, { key: 'orders' })];
-  expect(await allAtOnce(tabs, 3)).toMatchObject({ ok: 6 });
+  const [out, renewer] = [await openTab(on, { key: 'orders' }), await openTab(on, { key: 'orders' })];
+  expect(await allAtOnce([out, renewer], 2)).toMatchObject({ ok: 4 });
   on.expireAccessTokens();
-  const abandoned = tabs[0]!.burst(3).catch(() => undefined);
-  await until(() => on.counters.tokenCalls === 2);
-  await tabs[0]!.close();
-  await abandoned;
-  expect(await tabs[1]!.burst(3)).toEqual({ ok: 3, failed: 0, errors: [] });
-  expect(await tabs[1]!.events()).not.toContain('failure:STORE_FAILED');
+  const renewing = renewer.burst(2);
+  await until(() => tokenCallsReceived(on) === 1);
+  await out.logout();
+  expect(await renewing).toEqual({ ok: 2, failed: 0, errors: [] });
+  expect(on.counters).toMatchObject({ logins: 1, refreshes: 1 });
+  await until(async () => (await renewer.access()) === undefined);
+  expect(await out.access()).toBeUndefined();
+  const { local } = await out.storage();
+  expect(JSON.parse(local['axios-token-keeper:orders']!)).toMatchObject({ pair: null });
+});
+
+it('a tab closed in the middle of its renewal frees the lock at once: the tab waiting for it goes on', async () => {
+  const on = await emulator({ cors: true, latency: { token: 5_000 } });
+  // A lock left held would make the waiting tab give up after this, and say so with STORE_FAILED.
+  const store = { key: 'orders', lockTimeoutMs: 20_000 };
+  const [closing, waiting] = [await openTab(on, store), await openTab(on, store)];
+  expect(await allAtOnce([closing, waiting], 3)).toMatchObject({ ok: 6 });
+  on.expireAccessTokens();
+  void closing.burst(3).catch(() => undefined);
+  await until(() => tokenCallsReceived(on) === 1);
+  const waited = waiting.burst(3);
+  await until(() => on.counters.unauthorized === 6);
+  await closing.close();
+  expect(await waited).toEqual({ ok: 3, failed: 0, errors: [] });
+  expect(await waiting.events()).not.toContain('failure:STORE_FAILED');
 });

@@ -13,6 +13,7 @@ let typed: { username: string; password: string } | null = null;
 
 export const api = axios.create({ baseURL: 'https://api.example.com' });
 // Every tab of the app shares the pair: one login, one renewal per expiry, and a logout in one tab signs out all.
+// The store needs the browser: with server rendering, load this module on the client only.
 const store = new BrowserTokenStore({ key: 'orders-api' });
 export const auth = attachTokenAuth(api, { credentials: () => typed, store });
 

@@ -32,7 +32,7 @@ export interface TokenKeeperPage {
   raw: {
     open(options: BrowserTokenStoreOptions): BrowserLocking;
     lock(): Promise<number | null>;
-    write(pair: TokenPair, fence: number | null): boolean;
+    write(pair: TokenPair, fence: number | null): Promise<boolean>;
   };
 }
 

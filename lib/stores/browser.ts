@@ -70,12 +70,21 @@ const BROWSER_DEFAULTS = {
 /** How long a tab that knows no pair waits for another tab to tell it one. */
 const ASK_PEERS_MS = 150;
 /**
+ * With Web Locks, how long a tab that was just granted the lock waits for the pair the previous holder wrote, when the
+ * lock manager says there is a newer one than this tab has seen: storage and messages reach a tab a little after the
+ * lock can. Past it, the tab asks the others.
+ */
+const CATCH_UP_MS = 1_000;
+/**
  * Without Web Locks, how long a tab waits after writing its claim of the lease before reading it back: tabs that
  * claimed at the same moment see who wrote last. `localStorage` reaches other tabs within milliseconds.
  */
 const LEASE_SETTLE_MS = 40;
 
-/** The stored record. `pair.access` is absent when the access token is kept in memory. */
+/**
+ * The stored record. `fence` numbers the writes (in every locking mode), so that a tab always keeps the newest of what
+ * storage, messages and answers tell it. `pair.access` is absent when the access token is kept in memory.
+ */
 interface StoredRecord {
   version: 1;
   fence: number;
@@ -121,6 +130,10 @@ export class BrowserTokenStore implements TokenStore {
   private readonly tabMutex = new Mutex();
   private readonly askers = new Set<(known: Known) => void>();
   private known: Known | undefined;
+  /** Waiters for a record at least as new as a fence (after a Web Lock was granted). */
+  private readonly catchers = new Set<() => void>();
+  /** The shared Web Lock `{name}@{fence}` this tab holds to tell the others it wrote that fence; released when it learns a newer one. */
+  private marker: { fence: number; release: () => void } | undefined;
   private closed = false;
   private readonly onStorage = (event: StorageEvent): void => this.storageChanged(event);
 
@@ -157,8 +170,8 @@ export class BrowserTokenStore implements TokenStore {
       if (!this.storage) {
         throw new TypeError(
           `BrowserTokenStore: \`storage: '${kind}'\` needs ${kind}Storage, which this environment does not offer ` +
-            `(a server render, or storage blocked by the browser's settings); create the store in the browser, or ` +
-            `pass \`storage: 'none'\`.`,
+            `(a server render, or site data blocked by the browser's settings); create the store in the browser only, ` +
+            `or pass \`storage: 'none'\` where the browser blocks storage.`,
         );
       }
     }
@@ -182,19 +195,19 @@ export class BrowserTokenStore implements TokenStore {
    */
   async get(): Promise<TokenPair | null> {
     this.checkOpen();
-    const stored = this.readStored();
-    if (stored === undefined) {
-      // Nothing in `localStorage`: no tab has a pair. Per tab or in memory only, another tab may have one.
+    const newest = this.newest();
+    if (!newest) {
+      // Nothing anywhere: with `'local'` no tab has a pair; per tab or in memory only, another tab may.
       if (this.options.storage === 'local') return null;
-      if (this.known) return copy(this.known.pair);
       return copy((await this.askPeers(() => true))?.pair ?? null);
     }
-    const { pair } = stored;
+    const { fence, pair } = newest;
     if (!pair) return null;
     if (typeof pair.access === 'string') return copy(pair as TokenPair);
-    const sameRefresh = (known: Known): boolean => known.pair?.refresh === pair.refresh;
-    if (this.known && sameRefresh(this.known)) return copy(this.known.pair);
-    const told = await this.askPeers(sameRefresh);
+    // The access token is kept in memory: the tab that wrote this record, or one it told, has it.
+    const known = this.known;
+    if (known?.pair && known.fence >= fence && known.pair.refresh === pair.refresh) return copy(known.pair);
+    const told = await this.askPeers((known) => known.fence >= fence && known.pair?.refresh === pair.refresh);
     if (told) return copy(told.pair);
     const expired: TokenPair = { access: '', expiresAt: 0 };
     if (pair.refresh !== undefined) expired.refresh = pair.refresh;
@@ -202,15 +215,15 @@ export class BrowserTokenStore implements TokenStore {
   }
 
   /**
-   * Writes the pair and tells the other tabs. Without Web Locks, returns false, without writing, when `fence` is older
-   * than the last lease granted.
+   * Writes the pair and tells the other tabs. Returns false, without writing, when `fence` is older than a later
+   * holder's: a lease granted since (without Web Locks), or a pair written since.
    */
-  set(pair: TokenPair, fence?: number): boolean {
+  set(pair: TokenPair, fence?: number): Promise<boolean> {
     return this.write({ ...pair }, fence);
   }
 
   /** Drops the pair, in this tab and the others; false as for `set`. */
-  clear(fence?: number): boolean {
+  clear(fence?: number): Promise<boolean> {
     return this.write(null, fence);
   }
 
@@ -222,7 +235,7 @@ export class BrowserTokenStore implements TokenStore {
     this.checkOpen();
     if (this.locking === 'web-locks') return this.webLock();
     const releaseTab = await this.tabMutex.acquire();
-    if (this.locking === 'tab') return { release: releaseTab };
+    if (this.locking === 'tab') return { fence: this.newestFence() + 1, release: releaseTab };
     try {
       return await this.lease(releaseTab);
     } catch (error) {
@@ -239,6 +252,7 @@ export class BrowserTokenStore implements TokenStore {
   /** Stops listening to the other tabs. The store cannot be used afterwards. */
   close(): void {
     this.closed = true;
+    this.marker?.release();
     this.channel?.close();
     globalThis.removeEventListener?.('storage', this.onStorage);
     this.wakeup.wake();
@@ -248,33 +262,87 @@ export class BrowserTokenStore implements TokenStore {
     if (this.closed) throw new Error(`BrowserTokenStore "${this.options.key}" is closed; create a new one.`);
   }
 
-  private write(pair: TokenPair | null, fence: number | undefined): boolean {
+  private async write(pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     this.checkOpen();
-    if (fence !== undefined && this.leaseStorage && this.lastFence() > fence) return false;
     // An entry that is not ours is reported (by the read), never overwritten.
-    this.readStored();
-    const known: Known = { fence: fence ?? this.known?.fence ?? 0, pair };
+    const newest = this.newest();
+    if (fence !== undefined && (newest?.fence ?? 0) > fence) return false;
+    if (fence !== undefined && this.leaseStorage && this.lastFence() > fence) return false;
+    // A write without the lock (it timed out, or a store used directly) comes after everything this tab has seen.
+    const known: Known = { fence: fence ?? (newest?.fence ?? 0) + 1, pair };
     this.persist(known);
     this.learn(known);
     this.post({ type: 'pair', ...known });
+    await this.mark(known.fence);
     return true;
+  }
+
+  /**
+   * With Web Locks, holds the shared lock `{name}@{fence}` until this tab learns of a newer write: the next holder of
+   * the lock finds it in `navigator.locks.query()`, as consistent as the lock itself, and knows what to wait for.
+   */
+  private async mark(fence: number): Promise<void> {
+    const locks = this.locking === 'web-locks' ? webLocks() : undefined;
+    if (!locks) return;
+    const previous = this.marker;
+    await new Promise<void>((marked) => {
+      locks
+        .request(`${this.name}@${fence}`, { mode: 'shared' }, () => {
+          marked();
+          return new Promise<void>((release) => {
+            this.marker = { fence, release: () => release() };
+          });
+        })
+        .catch(() => marked());
+    });
+    previous?.release();
+  }
+
+  /** The fence of the newest record this tab can see; an entry not ours counts as none. */
+  private newestFence(): number {
+    const stored = this.readStoredQuietly();
+    return Math.max(stored?.fence ?? 0, this.known?.fence ?? 0);
+  }
+
+  /** The newest record this tab can see: in storage, or known from a message. Throws for an entry not ours. */
+  private newest(): StoredRecord | Known | undefined {
+    const stored = this.readStored();
+    const known = this.known;
+    if (!stored) return known;
+    return known && known.fence > stored.fence ? known : stored;
   }
 
   /** Writes what storage keeps of `known`: all of it, or all but the access token. */
   private persist(known: Known): void {
     if (!this.storage) return;
-    if (!known.pair) return this.storage.removeItem(this.name);
-    const pair: Partial<TokenPair> = { ...known.pair };
-    if (this.options.keepAccessInMemory) delete pair.access;
+    // A dropped pair stays a record, with its fence, so that an older record cannot come back after it.
+    const pair: Partial<TokenPair> | null = known.pair && { ...known.pair };
+    if (pair && this.options.keepAccessInMemory) delete pair.access;
     const record: StoredRecord = { version: 1, fence: known.fence, pair };
     this.storage.setItem(this.name, JSON.stringify(record));
   }
 
   /** Takes `known` as this tab's view and tells this tab's keepers, once per record. */
   private learn(known: Known): void {
+    // Out of order (a late message, an answer to another tab's question): an older record never replaces a newer one.
+    if (this.known && known.fence < this.known.fence) return;
     this.known = { fence: known.fence, pair: copy(known.pair) };
+    if (this.marker && this.marker.fence < known.fence) {
+      this.marker.release();
+      this.marker = undefined;
+    }
+    for (const catcher of [...this.catchers]) catcher();
     this.announcer.announce(JSON.stringify(known), copy(known.pair));
     for (const asker of [...this.askers]) asker(known);
+  }
+
+  /** The stored record, undefined when there is none, or null for an entry that is not ours. */
+  private readStoredQuietly(): StoredRecord | undefined | null {
+    try {
+      return this.readStored();
+    } catch {
+      return null;
+    }
   }
 
   /** The stored record, or undefined when there is none; throws, naming the entry, for one that is not ours. */
@@ -297,11 +365,11 @@ export class BrowserTokenStore implements TokenStore {
       if (this.known?.pair) this.post({ type: 'pair', ...this.known });
     } else if (message.type === 'pair') {
       if (!isPair(message.pair) || typeof message.fence !== 'number') return;
-      // Without Web Locks, a late message from a holder whose lease lapsed must not undo a later holder's pair.
-      if (this.leaseStorage && this.known && message.fence < this.known.fence) return;
       const known: Known = { fence: message.fence, pair: message.pair };
+      if (this.known && known.fence < this.known.fence) return;
       // Per tab, each tab keeps its own copy, so that a reload of this tab finds it; shared storage has it already.
-      if (this.options.storage === 'session') this.persist(known);
+      // An entry that is not ours stays as it is.
+      if (this.options.storage === 'session' && this.readStoredQuietly() !== null) this.persist(known);
       this.learn(known);
     }
     this.wakeup.wake();
@@ -311,9 +379,9 @@ export class BrowserTokenStore implements TokenStore {
   private storageChanged(event: StorageEvent): void {
     if (this.closed) return;
     if (event.key === `${this.name}:lock`) this.wakeup.wake();
+    if (event.key === this.name) for (const catcher of [...this.catchers]) catcher();
     if (event.key !== this.name || event.storageArea !== this.storage || this.options.keepAccessInMemory) return;
-    const record: StoredRecord | undefined =
-      event.newValue === null ? { version: 1, fence: 0, pair: null } : parseRecord(event.newValue);
+    const record = event.newValue === null ? undefined : parseRecord(event.newValue);
     if (record && (record.pair === null || isPair(record.pair))) {
       this.learn({ fence: record.fence, pair: record.pair });
     }
@@ -341,22 +409,62 @@ export class BrowserTokenStore implements TokenStore {
     this.channel?.postMessage(message);
   }
 
-  private webLock(): Promise<TokenStoreLock> {
+  private async webLock(): Promise<TokenStoreLock> {
     const locks = webLocks()!;
-    return new Promise((resolve, reject) => {
+    const release = await new Promise<() => void>((resolve, reject) => {
       const giveUp = new AbortController();
       const timer = setTimeout(() => giveUp.abort(), this.options.lockTimeoutMs);
       locks
         .request(this.name, { signal: giveUp.signal }, () => {
           clearTimeout(timer);
           // The lock is held until this promise settles, or until the tab closes.
-          return new Promise<void>((released) => resolve({ release: () => released() }));
+          return new Promise<void>((released) => resolve(() => released()));
         })
         .catch((error: unknown) => {
           clearTimeout(timer);
           reject(giveUp.signal.aborted || !(error instanceof Error) ? this.timedOut() : error);
         });
     });
+    try {
+      // The previous holder's pair may reach this tab a little after the lock does: wait for it, so that the plugin's
+      // re-read under the lock sees it and does not spend a refresh token that holder has already spent.
+      const written = await this.lastMarked(locks);
+      await this.catchUp(written);
+      return { fence: Math.max(written, this.newestFence()) + 1, release };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /** The newest fence a tab has marked as written, as the lock manager sees it (0 for none). */
+  private async lastMarked(locks: LockManager): Promise<number> {
+    const { held = [] } = await locks.query();
+    const prefix = `${this.name}@`;
+    let newest = 0;
+    for (const { name } of held) {
+      if (name?.startsWith(prefix)) newest = Math.max(newest, Number(name.slice(prefix.length)) || 0);
+    }
+    return newest;
+  }
+
+  /** Resolves once this tab has seen a record of `fence` or newer; after a while it asks the others, then gives up. */
+  private async catchUp(fence: number): Promise<void> {
+    const caughtUp = (): boolean => this.newestFence() >= fence;
+    if (caughtUp()) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.catchers.delete(check);
+        resolve();
+      };
+      const check = (): void => {
+        if (caughtUp()) done();
+      };
+      const timer = setTimeout(done, CATCH_UP_MS);
+      this.catchers.add(check);
+    });
+    if (!caughtUp()) await this.askPeers((known) => known.fence >= fence);
   }
 
   private async lease(releaseTab: () => void): Promise<TokenStoreLock> {
@@ -383,7 +491,7 @@ export class BrowserTokenStore implements TokenStore {
     const now = Date.now();
     const held = this.readLease();
     if (held && held.until > now) return { retryInMs: held.until - now };
-    const fence = Math.max(this.lastFence(), held?.fence ?? 0) + 1;
+    const fence = Math.max(this.lastFence(), held?.fence ?? 0, this.newestFence()) + 1;
     this.writeLease({ owner, until: now + this.options.lockTtlMs, fence });
     this.leaseStorage!.setItem(`${this.name}:fence`, String(fence));
     await new Promise((settled) => setTimeout(settled, LEASE_SETTLE_MS));
