@@ -70,10 +70,13 @@ async function summed(tabs: Tab[]): Promise<{ logins: number; refreshes: number 
   };
 }
 
+// Refresh tokens refused per expiry, at most. Web Locks are exact: none. A lease in localStorage has no compare-and-set,
+// so two tabs that claim it within the time localStorage takes to reach the other (a few ms; more on a loaded machine,
+// once in about thirty runs here) can both win: then one refresh token is refused and that tab takes the other's pair.
 describe.each([
-  ['Web Locks', 'web-locks', false],
-  ['a localStorage lease (no Web Locks)', 'storage-lease', true],
-])('three tabs with one account, taking turns through %s', (_, locking, hideWebLocks) => {
+  ['Web Locks', 'web-locks', false, 0],
+  ['a localStorage lease (no Web Locks)', 'storage-lease', true, 1],
+])('three tabs with one account, taking turns through %s', (_, locking, hideWebLocks, refusedPerExpiry) => {
   beforeEach(async () => {
     if (hideWebLocks) {
       await context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'locks', { value: undefined }));
@@ -92,7 +95,12 @@ describe.each([
     for (let expiry = 1; expiry <= 3; expiry += 1) {
       on.expireAccessTokens();
       expect(await allAtOnce(tabs, 10)).toEqual({ ok: 30, failed: 0, errors: [] });
-      expect(on.counters).toMatchObject({ logins: 1, refreshes: expiry, rejected: 0, tokenCalls: 1 + expiry });
+      expect(on.counters).toMatchObject({
+        logins: 1,
+        refreshes: expiry,
+        tokenCalls: 1 + expiry + on.counters.rejected,
+      });
+      expect(on.counters.rejected).toBeLessThanOrEqual(refusedPerExpiry * expiry);
     }
     expect(await summed(tabs)).toEqual({ logins: 1, refreshes: 3 });
     // The tabs that did not renew took the pair from the one that did: all hold the same access token.

@@ -14,11 +14,12 @@ import { build } from 'esbuild';
 // when it was set, rounded up with about 10% headroom: growth past it must be a decision (raise the number here, and
 // say why in the commit), not an accident. A new browser subpath (such as dist/esm/stores/browser.js) is one more line.
 const ENTRIES = [
-  // Measured 2026-11-21: 31,238 B minified, 11,370 B gzip.
+  // Measured 2026-11-21: 31,356 B minified, 11,391 B gzip.
   { entry: 'dist/esm/index.js', gzipBudget: 12_600 },
   // The tabs' store, on its own subpath, counted with what it loads (async-mutex again, the shared lease code).
-  // Measured 2026-11-21: 12,291 B minified, 4,266 B gzip.
-  { entry: 'dist/esm/stores/browser.js', gzipBudget: 4_700 },
+  // Measured 2026-11-21: 13,699 B minified, 4,717 B gzip (raised from 4,700 the same day, for the numbered writes and
+  // the wait for the last writer's pair that make a handover between tabs exact).
+  { entry: 'dist/esm/stores/browser.js', gzipBudget: 5_200 },
 ];
 
 const EXTERNAL = ['axios'];
