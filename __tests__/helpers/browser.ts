@@ -81,13 +81,17 @@ export class Tab {
   static async open(context: BrowserContext, site: Site, start: PageStart): Promise<Tab> {
     const page = await context.newPage();
     await page.goto(site.url);
-    return new Tab(page, await page.evaluate((options) => window.tokenKeeperPage.start(options), start));
+    return Tab.start(page, start);
   }
 
   /** Reloads the page, which starts with nothing but what storage kept, and starts the plugin again. */
   async reload(start: PageStart): Promise<Tab> {
     await this.page.reload();
-    return new Tab(this.page, await this.page.evaluate((options) => window.tokenKeeperPage.start(options), start));
+    return Tab.start(this.page, start);
+  }
+
+  private static async start(page: Page, start: PageStart): Promise<Tab> {
+    return new Tab(page, await page.evaluate((options) => window.tokenKeeperPage.start(options), start));
   }
 
   burst(requests: number, path?: string): ReturnType<TokenKeeperPage['burst']> {

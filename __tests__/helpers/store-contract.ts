@@ -6,6 +6,18 @@ export const PAIR_C: TokenPair = { access: 'access-of-c' };
 /** What a holder whose lock lapsed would write. */
 export const STALE: TokenPair = { access: 'stale-access', refresh: 'stale-refresh' };
 
+/** A store gives back the pair set and null after `clear()`, to itself and to another instance on the same place. */
+export async function expectRoundTrip(store: () => TokenStore): Promise<void> {
+  const tokens = store();
+  expect(await tokens.set(PAIR_A)).toBe(true);
+  expect(await tokens.get()).toEqual(PAIR_A);
+  expect(await store().get()).toEqual(PAIR_A);
+
+  expect(await tokens.clear()).toBe(true);
+  expect(await tokens.get()).toBeNull();
+  expect(await store().get()).toBeNull();
+}
+
 /** Two holders of one shared store, as two processes would have, and how this store's lock lapses. */
 export interface FencingRig {
   a: TokenStore;

@@ -128,10 +128,9 @@ export class BrowserTokenStore implements TokenStore {
   private readonly wakeup = new Wakeup();
   /** Keepers attached with this store in this tab take turns here before they take the lease. */
   private readonly tabMutex = new Mutex();
-  private readonly askers = new Set<(known: Known) => void>();
   private known: Known | undefined;
-  /** Waiters for a record at least as new as a fence (after a Web Lock was granted). */
-  private readonly catchers = new Set<() => void>();
+  /** Conditions waited for (an answer from another tab, the last writer's record), checked whenever a record arrives. */
+  private readonly watchers = new Set<() => void>();
   /** The shared Web Lock `{name}@{fence}` this tab holds to tell the others it wrote that fence; released when it learns a newer one. */
   private marker: { fence: number; release: () => void } | undefined;
   private closed = false;
@@ -284,7 +283,7 @@ export class BrowserTokenStore implements TokenStore {
   private async mark(fence: number): Promise<void> {
     const locks = this.locking === 'web-locks' ? webLocks() : undefined;
     if (!locks) return;
-    const previous = this.marker;
+    // The marker of an older write, if any, went when `learn` took this one.
     await new Promise<void>((marked) => {
       locks
         .request(`${this.name}@${fence}`, { mode: 'shared' }, () => {
@@ -295,7 +294,6 @@ export class BrowserTokenStore implements TokenStore {
         })
         .catch(() => marked());
     });
-    previous?.release();
   }
 
   /** The fence of the newest record this tab can see; an entry not ours counts as none. */
@@ -322,18 +320,20 @@ export class BrowserTokenStore implements TokenStore {
     this.storage.setItem(this.name, JSON.stringify(record));
   }
 
-  /** Takes `known` as this tab's view and tells this tab's keepers, once per record. */
-  private learn(known: Known): void {
-    // Out of order (a late message, an answer to another tab's question): an older record never replaces a newer one.
-    if (this.known && known.fence < this.known.fence) return;
+  /**
+   * Takes `known` as this tab's view and tells this tab's keepers, once per record. False for a record older than the
+   * one held (a late message, an answer to another tab's question): an older record never replaces a newer one.
+   */
+  private learn(known: Known): boolean {
+    if (this.known && known.fence < this.known.fence) return false;
     this.known = { fence: known.fence, pair: copy(known.pair) };
     if (this.marker && this.marker.fence < known.fence) {
       this.marker.release();
       this.marker = undefined;
     }
-    for (const catcher of [...this.catchers]) catcher();
+    for (const watcher of [...this.watchers]) watcher();
     this.announcer.announce(JSON.stringify(known), copy(known.pair));
-    for (const asker of [...this.askers]) asker(known);
+    return true;
   }
 
   /** The stored record, undefined when there is none, or null for an entry that is not ours. */
@@ -366,11 +366,11 @@ export class BrowserTokenStore implements TokenStore {
     } else if (message.type === 'pair') {
       if (!isPair(message.pair) || typeof message.fence !== 'number') return;
       const known: Known = { fence: message.fence, pair: message.pair };
-      if (this.known && known.fence < this.known.fence) return;
       // Per tab, each tab keeps its own copy, so that a reload of this tab finds it; shared storage has it already.
       // An entry that is not ours stays as it is.
-      if (this.options.storage === 'session' && this.readStoredQuietly() !== null) this.persist(known);
-      this.learn(known);
+      if (this.learn(known) && this.options.storage === 'session' && this.readStoredQuietly() !== null) {
+        this.persist(known);
+      }
     }
     this.wakeup.wake();
   }
@@ -379,7 +379,7 @@ export class BrowserTokenStore implements TokenStore {
   private storageChanged(event: StorageEvent): void {
     if (this.closed) return;
     if (event.key === `${this.name}:lock`) this.wakeup.wake();
-    if (event.key === this.name) for (const catcher of [...this.catchers]) catcher();
+    if (event.key === this.name) for (const watcher of [...this.watchers]) watcher();
     if (event.key !== this.name || event.storageArea !== this.storage || this.options.keepAccessInMemory) return;
     const record = event.newValue === null ? undefined : parseRecord(event.newValue);
     if (record && (record.pair === null || isPair(record.pair))) {
@@ -388,20 +388,27 @@ export class BrowserTokenStore implements TokenStore {
   }
 
   /** Asks the other tabs for the pair they hold; the first answer that `fits` wins, or undefined after a while. */
-  private askPeers(fits: (known: Known) => boolean): Promise<Known | undefined> {
-    if (!this.channel) return Promise.resolve(undefined);
+  private async askPeers(fits: (known: Known) => boolean): Promise<Known | undefined> {
+    if (!this.channel) return undefined;
+    const answer = (): Known | undefined => (this.known?.pair && fits(this.known) ? this.known : undefined);
+    this.post({ type: 'ask' });
+    return (await this.until(() => answer() !== undefined, ASK_PEERS_MS)) ? answer() : undefined;
+  }
+
+  /** True once `condition` holds (checked now and whenever a record arrives), false after `ms`. */
+  private until(condition: () => boolean, ms: number): Promise<boolean> {
+    if (condition()) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const done = (known: Known | undefined): void => {
+      const done = (met: boolean): void => {
         clearTimeout(timer);
-        this.askers.delete(asker);
-        resolve(known);
+        this.watchers.delete(check);
+        resolve(met);
       };
-      const asker = (known: Known): void => {
-        if (known.pair && fits(known)) done(known);
+      const check = (): void => {
+        if (condition()) done(true);
       };
-      const timer = setTimeout(() => done(undefined), ASK_PEERS_MS);
-      this.askers.add(asker);
-      this.post({ type: 'ask' });
+      const timer = setTimeout(() => done(false), ms);
+      this.watchers.add(check);
     });
   }
 
@@ -450,21 +457,8 @@ export class BrowserTokenStore implements TokenStore {
 
   /** Resolves once this tab has seen a record of `fence` or newer; after a while it asks the others, then gives up. */
   private async catchUp(fence: number): Promise<void> {
-    const caughtUp = (): boolean => this.newestFence() >= fence;
-    if (caughtUp()) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.catchers.delete(check);
-        resolve();
-      };
-      const check = (): void => {
-        if (caughtUp()) done();
-      };
-      const timer = setTimeout(done, CATCH_UP_MS);
-      this.catchers.add(check);
-    });
-    if (!caughtUp()) await this.askPeers((known) => known.fence >= fence);
+    if (await this.until(() => this.newestFence() >= fence, CATCH_UP_MS)) return;
+    await this.askPeers((known) => known.fence >= fence);
   }
 
   private async lease(releaseTab: () => void): Promise<TokenStoreLock> {
