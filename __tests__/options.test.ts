@@ -2,7 +2,6 @@ import axios from 'axios';
 import type { AxiosError } from 'axios';
 import { attachTokenAuth, DEFAULTS, MemoryTokenStore } from '../lib/index.js';
 import type { TokenAuthEvents } from '../lib/index.js';
-import { Emitter } from '../lib/events.js';
 import { API, PASSWORD, USERNAME } from './helpers/service.js';
 import { burst, fulfilled, rig, useNock } from './helpers/setup.js';
 
@@ -208,25 +207,5 @@ describe('custom hooks', () => {
     await second.get('/b');
 
     expect(first.service.count('login')).toBe(1);
-  });
-});
-
-describe('Emitter', () => {
-  it('keeps calling listeners after one throws, and reports the throw on its own', () => {
-    jest.useFakeTimers();
-    try {
-      const emitter = new Emitter<{ ping: number }>();
-      const got: number[] = [];
-      emitter.on('ping', () => {
-        throw new Error('listener broke');
-      });
-      emitter.on('ping', (n) => got.push(n));
-
-      expect(() => emitter.emit('ping', 1)).not.toThrow();
-      expect(got).toEqual([1]);
-      expect(() => jest.runOnlyPendingTimers()).toThrow('listener broke');
-    } finally {
-      jest.useRealTimers();
-    }
   });
 });
