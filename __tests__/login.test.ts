@@ -1,5 +1,6 @@
-import { isTokenAuthError } from '../lib/index.js';
-import { LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
+import axios from 'axios';
+import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
+import { API, LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
 import { burst, fulfilled, rig, useNock } from './helpers/setup.js';
 
 useNock();
@@ -68,13 +69,27 @@ describe('login with nothing stored', () => {
     expect(((error as Error).cause as Error).message).toBe(problem.message);
   });
 
-  it('refuses a username with a colon, which Basic cannot carry', async () => {
-    const { service, api } = rig({ credentials: { username: 'ja:ne', password: 'x' } });
+  it('refuses a username with a colon, which Basic cannot carry: given as an object at attach, from a function at login', async () => {
+    const attach = () =>
+      attachTokenAuth(axios.create({ baseURL: API }), { credentials: { username: 'ja:ne', password: 'x' } });
+    expect(attach).toThrow(TypeError);
+    expect(attach).toThrow(/`credentials` cannot be sent: the username contains ":"/);
 
+    const { service, api } = rig({ credentials: () => ({ username: 'ja:ne', password: 'x' }) });
     const error = await api.get('/orders').catch((e: unknown) => e);
 
     expect(isTokenAuthError(error) && error.code).toBe('NO_CREDENTIALS');
     expect((error as Error).message).toMatch(/username contains ":"/);
+    expect(service.received).toHaveLength(0);
+  });
+
+  it('refuses what a credentials function returns without a password by the rule attach applies', async () => {
+    const { service, api } = rig({ credentials: () => ({ username: USERNAME }) as never });
+
+    const error = await api.get('/orders').catch((e: unknown) => e);
+
+    expect(isTokenAuthError(error) && error.code).toBe('NO_CREDENTIALS');
+    expect((error as Error).message).toMatch(/must have a string `username` and a string `password`/);
     expect(service.received).toHaveLength(0);
   });
 

@@ -5,7 +5,7 @@ import { resolveOptions } from './options.js';
 import { answeredFrom, OriginPolicy, requestURL } from './origins.js';
 import { TokenKeeper } from './renewal.js';
 import type { Ticket } from './renewal.js';
-import { isStream } from './redact.js';
+import { isStream, SecretList } from './redact.js';
 import { TokenClient } from './token-client.js';
 import type { TokenAuth, TokenAuthEvents, TokenAuthOptions } from './types.js';
 
@@ -41,7 +41,8 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
   }
   const resolved = resolveOptions(instance, options);
   const events = new Emitter<TokenAuthEvents>();
-  const keeper = new TokenKeeper(resolved, new TokenClient(resolved), events);
+  const secrets = new SecretList();
+  const keeper = new TokenKeeper(resolved, new TokenClient(resolved), events, secrets);
   const origins = new OriginPolicy(resolved.origins);
   let ejected = false;
 
@@ -68,7 +69,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     const headers = (redirect as { headers?: Record<string, unknown> }).headers;
     if (typeof to !== 'string' || !headers || origins.allowsURL(to)) return;
     for (const [name, value] of Object.entries(headers))
-      if (typeof value === 'string' && keeper.mask(value) !== value) delete headers[name];
+      if (typeof value === 'string' && secrets.mask(value) !== value) delete headers[name];
   };
 
   const authorize = async (config: InternalAxiosRequestConfig): Promise<InternalAxiosRequestConfig> => {
@@ -91,7 +92,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
 
   // An axios error leaving the interceptors (a CanceledError while waiting, too) may carry a token in its config.
   const redacted = (error: unknown): never => {
-    throw isAxiosError(error) ? keeper.redact(error) : error;
+    throw isAxiosError(error) ? secrets.axiosError(error) : error;
   };
 
   const recover = async (error: unknown): Promise<unknown> => {
@@ -102,7 +103,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     // A refusal from elsewhere (a redirect to another origin, which got no token) is not about our token.
     const answeredBy = answeredFrom(error.request);
     if (ejected || !resolved.isTokenRejected(error) || (answeredBy !== undefined && !origins.allowsURL(answeredBy)))
-      throw keeper.redact(error);
+      throw secrets.axiosError(error);
     const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
     // A replay refused for a pair that a later renewal has replaced (tokens that expired again meanwhile) goes once
     // more with the newer one; refused with the current pair, it goes to the caller.
@@ -110,9 +111,9 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
       ? await keeper.afterReplayRejection(ticket, endpoint, config)
       : await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
     // A stream was consumed by the first send; after eject() the request would go out without a token.
-    if (held === null || ejected || isStream(config.data)) throw keeper.redact(error);
+    if (held === null || ejected || isStream(config.data)) throw secrets.axiosError(error);
     keeper.noteReplay();
-    events.emit('replay', { method: (config.method ?? 'get').toUpperCase(), url: keeper.mask(config.url ?? '') });
+    events.emit('replay', { method: (config.method ?? 'get').toUpperCase(), url: secrets.mask(config.url ?? '') });
     // axios wrote the first body's Content-Length into these headers; a user's transform may change the body.
     const headers = new AxiosHeaders(config.headers);
     headers.delete('Content-Length');

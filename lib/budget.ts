@@ -1,16 +1,7 @@
 import { TokenAuthError } from './errors.js';
+import type { TokenBudgetLimits } from './types.js';
 
 export type TokenOperation = 'login' | 'refresh';
-
-/** How many login and token calls may reach the service in a rolling window. */
-export interface TokenBudgetLimits {
-  /** @default 3_600_000 (an hour) */
-  windowMs: number;
-  /** Login calls, retries included. @default 10 */
-  logins: number;
-  /** Token calls, retries included. @default 30 */
-  refreshes: number;
-}
 
 /**
  * Counts the calls that may generate a token, in a rolling window, and refuses one past the limit before it

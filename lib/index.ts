@@ -10,18 +10,18 @@ export { TokenAuthError, isTokenAuthError } from './errors.js';
 export type { TokenAuthErrorCode } from './errors.js';
 export { MemoryTokenStore } from './stores/memory.js';
 export { parseTokenBody } from './parse.js';
-export type { ParsedTokens } from './parse.js';
-export type { TokenBudgetLimits } from './budget.js';
 export { DEFAULTS } from './options.js';
 export type {
   Credentials,
   CredentialsSource,
+  ParsedTokens,
   RefreshRequest,
   RenewalReason,
   TokenAuth,
   TokenAuthEvents,
   TokenAuthOptions,
   TokenAuthStats,
+  TokenBudgetLimits,
   TokenPair,
   TokenStore,
   TokenStoreLock,

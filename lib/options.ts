@@ -1,13 +1,12 @@
 import type { AxiosError, AxiosInstance, InternalAxiosRequestConfig } from 'axios';
+import { credentialsProblem } from './credentials.js';
 import { parseTokenBody } from './parse.js';
 import { originOf, pageAddress } from './origins.js';
-import { MemoryTokenStore } from './stores/memory.js';
-import type { TokenBudgetLimits } from './budget.js';
-import type { RefreshRequest, TokenAuthOptions, TokenStore } from './types.js';
+import type { RefreshRequest, TokenAuthOptions, TokenBudgetLimits, TokenStore } from './types.js';
 
 /**
  * Every default of {@link TokenAuthOptions}, in one place, frozen. Those not here are computed at attach time:
- * `authBaseURL` and `origins` from the instance's `baseURL`, `store` a new {@link MemoryTokenStore}.
+ * `authBaseURL` and `origins` from the instance's `baseURL`; `store` is a new `MemoryTokenStore`, made by the renewal that uses it.
  *
  * @example
  * // Keep the default test and add a status.
@@ -55,33 +54,37 @@ export const DEFAULTS = Object.freeze({
   clock: Date.now,
 } satisfies Partial<TokenAuthOptions>);
 
-export type ResolvedOptions = Required<Omit<TokenAuthOptions, 'authBaseURL' | 'origins' | 'tokenBudget'>> & {
+export type ResolvedOptions = Required<Omit<TokenAuthOptions, 'authBaseURL' | 'origins' | 'tokenBudget' | 'store'>> & {
   authBaseURL: string;
   origins: ReadonlyArray<string | RegExp>;
   tokenBudget: TokenBudgetLimits | false;
+  store?: TokenStore;
 };
 
-const KNOWN: ReadonlyArray<keyof TokenAuthOptions> = [
-  'credentials',
-  'authBaseURL',
-  'loginPath',
-  'tokenPath',
-  'refreshRequest',
-  'parseTokens',
-  'applyToken',
-  'isTokenRejected',
-  'accessTokenLifetimeMs',
-  'expiryMarginMs',
-  'tokenTimeoutMs',
-  'tokenRetries',
-  'tokenRetryDelayMs',
-  'loginCooldownMs',
-  'tokenBudget',
-  'allowInsecureHttp',
-  'store',
-  'origins',
-  'clock',
-];
+/** Every option's name, once: the compiler fails here when an option is added to {@link TokenAuthOptions} but not here. */
+const OPTION_NAMES = {
+  credentials: true,
+  authBaseURL: true,
+  loginPath: true,
+  tokenPath: true,
+  refreshRequest: true,
+  parseTokens: true,
+  applyToken: true,
+  isTokenRejected: true,
+  accessTokenLifetimeMs: true,
+  expiryMarginMs: true,
+  tokenTimeoutMs: true,
+  tokenRetries: true,
+  tokenRetryDelayMs: true,
+  loginCooldownMs: true,
+  tokenBudget: true,
+  allowInsecureHttp: true,
+  store: true,
+  origins: true,
+  clock: true,
+} satisfies Record<keyof TokenAuthOptions, true>;
+
+const KNOWN = Object.keys(OPTION_NAMES) as ReadonlyArray<keyof TokenAuthOptions>;
 
 function fail(message: string): never {
   throw new TypeError(`attachTokenAuth: ${message}`);
@@ -128,16 +131,13 @@ function checkPath(name: string, value: string): void {
 
 function checkCredentials(value: unknown): void {
   if (typeof value === 'function') return;
-  const record = value as { username?: unknown; password?: unknown } | null | undefined;
-  if (typeof record !== 'object' || record === null) {
+  if (typeof value !== 'object' || value === null) {
     fail(
       `\`credentials\` is required: pass { username, password } or a function that returns them, got ${describe(value)}.`,
     );
   }
-  if (typeof record.username !== 'string' || typeof record.password !== 'string') {
-    // Never echo the values: one of them is a password.
-    fail('`credentials` must have a string `username` and a string `password`.');
-  }
+  const problem = credentialsProblem(value);
+  if (problem !== undefined) fail(`\`credentials\` ${problem}.`);
 }
 
 function checkStore(store: TokenStore): void {
@@ -176,7 +176,7 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   const defined = Object.fromEntries(
     Object.entries(options).filter(([, value]) => value !== undefined),
   ) as TokenAuthOptions;
-  const merged = { ...DEFAULTS, store: new MemoryTokenStore(), ...defined };
+  const merged = { ...DEFAULTS, ...defined };
 
   checkPath('loginPath', merged.loginPath);
   checkPath('tokenPath', merged.tokenPath);
@@ -192,7 +192,7 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
       `\`expiryMarginMs\` (${merged.expiryMarginMs}) must be shorter than \`accessTokenLifetimeMs\` (${merged.accessTokenLifetimeMs}), or every request would renew the token.`,
     );
   }
-  checkStore(merged.store);
+  if (merged.store !== undefined) checkStore(merged.store);
 
   const baseURL = instance.defaults.baseURL;
   const authBaseURL = merged.authBaseURL ?? baseURL;

@@ -1,14 +1,5 @@
 import { utf8FromBase64Url } from './base64.js';
-
-/** What a login or token answer yields once parsed. */
-export interface ParsedTokens {
-  /** The access token. */
-  access: string;
-  /** A new refresh token, when the service rotates them. */
-  refresh?: string;
-  /** Lifetime of the access token in seconds, when the answer says. */
-  expiresIn?: number;
-}
+import type { ParsedTokens, TokenPair } from './types.js';
 
 const ACCESS_KEYS = ['access', 'access_token', 'accessToken'] as const;
 const REFRESH_KEYS = ['refresh', 'refresh_token', 'refreshToken'] as const;
@@ -74,4 +65,24 @@ export function jwtExpiry(token: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The pair to keep from an answer: its expiry as the answer states it (`expires_in`, else a JWT's `exp`), else
+ * `lifetimeMs` from now; the refresh token it brought, else the one it was renewed with.
+ */
+export function pairFromAnswer(
+  parsed: ParsedTokens,
+  previousRefresh: string | undefined,
+  { now, lifetimeMs, marginMs }: { now: number; lifetimeMs: number; marginMs: number },
+): TokenPair {
+  const told = parsed.expiresIn !== undefined ? now + parsed.expiresIn * 1000 : jwtExpiry(parsed.access);
+  // An expiry already within the margin on arrival means skewed clocks, a broken answer or a very short token:
+  // renewing before sending would cost a token call per request, so such a token is renewed on its 401 only.
+  const expiresAt = told === undefined ? now + lifetimeMs : told - marginMs > now ? told : undefined;
+  const pair: TokenPair = { access: parsed.access };
+  const refresh = parsed.refresh ?? previousRefresh;
+  if (refresh !== undefined) pair.refresh = refresh;
+  if (expiresAt !== undefined && Number.isFinite(expiresAt)) pair.expiresAt = expiresAt;
+  return pair;
 }

@@ -98,3 +98,36 @@ export function redactAxiosError<E extends AxiosError>(error: E, secrets: readon
   }
   return copy;
 }
+
+/**
+ * The secrets one attachment has held, newest last, to mask wherever they could surface: the last few pairs, for the
+ * errors of requests that outlived their token.
+ */
+export class SecretList {
+  private readonly values: string[] = [];
+
+  constructor(private readonly capacity = 16) {}
+
+  /** Remembers the tokens of a pair; true when its access token was already known (a pair that came back). */
+  remember(pair: { access: string; refresh?: string | undefined }): boolean {
+    const known = this.values.includes(pair.access);
+    for (const secret of [pair.access, pair.refresh])
+      if (secret && !this.values.includes(secret)) this.values.push(secret);
+    this.values.splice(0, Math.max(0, this.values.length - this.capacity));
+    return known;
+  }
+
+  mask(text: string): string {
+    return redactText(text, this.values);
+  }
+
+  /** A copy of an error of ours or a user's function, its strings masked. */
+  copy<E extends object>(error: E): E {
+    return redactedCopy(error, this.values);
+  }
+
+  /** An axios error made safe to hand to the caller; see {@link redactAxiosError}. */
+  axiosError<E extends AxiosError>(error: E): E {
+    return redactAxiosError(error, this.values);
+  }
+}

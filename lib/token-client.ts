@@ -6,9 +6,8 @@ import { TokenBudget } from './budget.js';
 import { TokenAuthError } from './errors.js';
 import type { TokenAuthErrorCode } from './errors.js';
 import { describeShape } from './parse.js';
-import type { ParsedTokens } from './parse.js';
 import { redactAxiosError, redactedCopy, redactText } from './redact.js';
-import type { Credentials } from './types.js';
+import type { Credentials, ParsedTokens } from './types.js';
 import type { ResolvedOptions } from './options.js';
 
 type Operation = 'login' | 'refresh';

@@ -1,7 +1,5 @@
 import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
 import type { TokenAuthError, TokenAuthErrorCode } from './errors.js';
-import type { ParsedTokens } from './parse.js';
-import type { TokenBudgetLimits } from './budget.js';
 
 declare module 'axios' {
   interface AxiosRequestConfig {
@@ -39,6 +37,26 @@ export interface TokenPair {
   refresh?: string;
   /** When the access token expires, in epoch milliseconds, when known. */
   expiresAt?: number;
+}
+
+/** What a login or token answer yields once parsed. */
+export interface ParsedTokens {
+  /** The access token. */
+  access: string;
+  /** A new refresh token, when the service rotates them. */
+  refresh?: string;
+  /** Lifetime of the access token in seconds, when the answer says. */
+  expiresIn?: number;
+}
+
+/** How many login and token calls may reach the service in a rolling window. */
+export interface TokenBudgetLimits {
+  /** @default 3_600_000 (an hour) */
+  windowMs: number;
+  /** Login calls, retries included. @default 10 */
+  logins: number;
+  /** Token calls, retries included. @default 30 */
+  refreshes: number;
 }
 
 /** What the token call sends besides the method and URL. */
