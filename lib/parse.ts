@@ -18,7 +18,7 @@ function firstString(record: Record<string, unknown>, keys: readonly string[]): 
 }
 
 /**
- * The default `parseTokens`: reads the seed's `{access, refresh}` and the real service's
+ * The default `parseTokens`: reads the documented login answer `{access, refresh}` and the real service's
  * `{status, data: {access_token, refresh_token}}`, in snake, camel or short spelling, at the top level or
  * under `data`, with `expires_in` in seconds when present.
  */

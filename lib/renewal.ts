@@ -4,6 +4,8 @@ import { credentialsFor } from './credentials.js';
 import { hasCode, TokenAuthError } from './errors.js';
 import type { Emitter } from './events.js';
 import { GuardedStore } from './guarded-store.js';
+import { HeldPair } from './held-pair.js';
+import type { Held } from './held-pair.js';
 import type { ResolvedOptions } from './options.js';
 import { pairFromAnswer } from './parse.js';
 import { LoginCooldown, UncuredEndpoints } from './policies.js';
@@ -11,15 +13,6 @@ import type { SecretList } from './redact.js';
 import { MemoryTokenStore } from './stores/memory.js';
 import type { TokenClient } from './token-client.js';
 import type { Credentials, ParsedTokens, RenewalReason, TokenAuthEvents, TokenAuthStats, TokenPair } from './types.js';
-
-/**
- * The pair this holder uses now. `generation` numbers the pairs it has held, so that a request can tell whether
- * the pair it carried is still the current one without keeping the token itself.
- */
-export interface Held {
-  readonly pair: TokenPair;
-  readonly generation: number;
-}
 
 /** What a request carried: which pair, and how many renewals had failed when it left. No secret in it. */
 export interface Ticket {
@@ -53,8 +46,7 @@ export class TokenKeeper {
   private readonly store: GuardedStore;
   private readonly cooldown: LoginCooldown;
   private readonly uncured: UncuredEndpoints;
-  private held: Held | null = null;
-  private generation = 0;
+  private readonly pairs: HeldPair;
   private loading: Promise<void> | undefined;
   private loaded = false;
   private inflight: Promise<Held> | null = null;
@@ -74,6 +66,7 @@ export class TokenKeeper {
     this.store = new GuardedStore(options.store ?? new MemoryTokenStore(), options.tokenTimeoutMs, secrets, (error) =>
       this.report('store', error),
     );
+    this.pairs = new HeldPair(secrets, events, options.clock, options.expiryMarginMs);
     this.cooldown = new LoginCooldown(options.loginCooldownMs, options.clock);
     this.uncured = new UncuredEndpoints(options.accessTokenLifetimeMs, options.clock);
     this.unsubscribe = this.store.subscribe((pair) => this.onStoreChange(pair));
@@ -84,8 +77,8 @@ export class TokenKeeper {
     throwIfCanceled(config);
     if (this.inflight) await abortable(this.inflight, config);
     if (!this.loaded) await (this.loading ??= this.load());
-    const held = this.held;
-    if (held && !this.expired(held.pair)) return held;
+    const held = this.pairs.current;
+    if (held && !this.pairs.expired(held.pair)) return held;
     return abortable(this.renew(held ? 'expired' : 'no-token'), config);
   }
 
@@ -94,15 +87,15 @@ export class TokenKeeper {
    * through `grant`, which also rejects a request already canceled.
    */
   usable(config: InternalAxiosRequestConfig): Held | undefined {
-    const held = this.held;
+    const held = this.pairs.current;
     if (!held || this.inflight || !this.loaded || config.signal?.aborted || config.cancelToken?.reason)
       return undefined;
-    return this.expired(held.pair) ? undefined : held;
+    return this.pairs.expired(held.pair) ? undefined : held;
   }
 
   /** `granted`, or a newer valid pair a renewal finished meanwhile (in the microtasks since `granted` was given). */
   freshest(granted: Held): Held {
-    return this.newerThan(granted.generation) ?? granted;
+    return this.pairs.newerThan(granted.generation) ?? granted;
   }
 
   /** The ticket of a request that leaves now with `held`. */
@@ -117,7 +110,7 @@ export class TokenKeeper {
   async afterRejection(ticket: Ticket, endpoint: string, config: InternalAxiosRequestConfig): Promise<Held | null> {
     if (this.inflight) await abortable(this.inflight, config);
     // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
-    const newer = this.newerThan(ticket.generation);
+    const newer = this.pairs.newerThan(ticket.generation);
     if (newer) return newer;
     if (this.uncured.has(endpoint)) return null;
     // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
@@ -136,15 +129,9 @@ export class TokenKeeper {
     config: InternalAxiosRequestConfig,
   ): Promise<Held | null> {
     if (this.inflight) await abortable(this.inflight, config).catch(noop);
-    const newer = this.newerThan(ticket.generation);
-    if (!newer && this.held?.generation === ticket.generation) this.uncured.add(endpoint);
+    const newer = this.pairs.newerThan(ticket.generation);
+    if (!newer && this.pairs.current?.generation === ticket.generation) this.uncured.add(endpoint);
     return newer;
-  }
-
-  /** The current pair, if valid and newer than the pair of `generation`. */
-  private newerThan(generation: number): Held | null {
-    const held = this.held;
-    return held && held.generation > generation && !this.expired(held.pair) ? held : null;
   }
 
   noteReplay(): void {
@@ -166,7 +153,7 @@ export class TokenKeeper {
   }
 
   async logout(): Promise<void> {
-    this.drop();
+    this.pairs.drop();
     this.epoch += 1;
     this.uncured.clear();
     // Under the store's lock: a renewal that another holder (tab, process) is running ends first, so that its pair
@@ -182,7 +169,7 @@ export class TokenKeeper {
 
   async tokens(): Promise<TokenPair | null> {
     await (this.loading ??= this.load());
-    return this.held && { ...this.held.pair };
+    return this.pairs.current && { ...this.pairs.current.pair };
   }
 
   close(): void {
@@ -191,7 +178,7 @@ export class TokenKeeper {
 
   private renew(reason: RenewalReason, mode: Mode = 'auto'): Promise<Held> {
     if (this.inflight) return this.inflight;
-    const renewal = this.runRenewal(reason, mode, this.held?.pair, this.epoch);
+    const renewal = this.runRenewal(reason, mode, this.pairs.current?.pair, this.epoch);
     this.inflight = renewal;
     // Waiters may all have been aborted: the shared promise must not become an unhandled rejection.
     renewal
@@ -216,7 +203,7 @@ export class TokenKeeper {
     try {
       const stored = await this.store.get();
       // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
-      if (mode === 'auto' && stored && stored.access !== refused?.access && !this.expired(stored))
+      if (mode === 'auto' && stored && stored.access !== refused?.access && !this.pairs.expired(stored))
         return this.adopt(stored, epoch);
       const basis = stored ?? refused;
       if (mode === 'login' || !basis?.refresh) return await this.loginWith(reason, mode, scope);
@@ -226,7 +213,7 @@ export class TokenKeeper {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
         // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
         const again = await this.store.get();
-        if (again && again.refresh !== basis.refresh && !this.expired(again)) return this.adopt(again, epoch);
+        if (again && again.refresh !== basis.refresh && !this.pairs.expired(again)) return this.adopt(again, epoch);
         // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
         // Forget it, so that if the login fails too, later requests do not send it again while they wait.
         await this.discard(basis, again, scope);
@@ -241,7 +228,7 @@ export class TokenKeeper {
   /** Takes a pair another holder wrote to the store, unless logout() came in between. */
   private adopt(pair: TokenPair, epoch: number): Held {
     this.checkEpoch(epoch);
-    return pair.access === this.held?.pair.access ? this.held : this.hold(pair, true);
+    return pair.access === this.pairs.current?.pair.access ? this.pairs.current : this.pairs.hold(pair, true);
   }
 
   private checkEpoch(epoch: number): void {
@@ -300,50 +287,29 @@ export class TokenKeeper {
   /** Holds a pair this holder obtained and writes it to the store. */
   private async keep(pair: TokenPair, scope: Scope): Promise<Held> {
     this.checkEpoch(scope.epoch);
-    const held = this.hold(pair, false);
+    const held = this.pairs.hold(pair, false);
     const written = await this.store.set(pair, scope.fence);
     if (written !== false) return held;
     // The lock lapsed while this holder renewed (it stalled past the lease) and a later holder has written since:
     // its pair is the one the others use. Ours stays valid, but one pair per account is the point of sharing.
     const stored = await this.store.get();
-    return stored && !this.expired(stored) ? this.adopt(stored, scope.epoch) : held;
-  }
-
-  private hold(pair: TokenPair, fromStore: boolean): Held {
-    this.generation += 1;
-    const held: Held = { pair, generation: this.generation };
-    this.held = held;
-    // A pair can come back (a store event, then a write refused by the fence): it was adopted once.
-    const known = this.secrets.remember(pair);
-    if (fromStore && !known) this.events.emit('adopt', { expiresAt: pair.expiresAt });
-    return held;
-  }
-
-  /** Forgets the pair held, so that no request carries it again. */
-  private drop(): void {
-    if (!this.held) return;
-    this.held = null;
-    this.generation += 1;
+    return stored && !this.pairs.expired(stored) ? this.adopt(stored, scope.epoch) : held;
   }
 
   private async discard(dead: TokenPair, stored: TokenPair | null, scope: Scope): Promise<void> {
-    if (this.held?.pair.access === dead.access) this.drop();
+    if (this.pairs.current?.pair.access === dead.access) this.pairs.drop();
     if (stored?.access === dead.access) await this.store.clear(scope.fence);
   }
 
   private onStoreChange(pair: TokenPair | null): void {
-    if (pair === null) this.drop();
-    else if (pair.access !== this.held?.pair.access) this.hold(pair, true);
+    if (pair === null) this.pairs.drop();
+    else if (pair.access !== this.pairs.current?.pair.access) this.pairs.hold(pair, true);
   }
 
   private async load(): Promise<void> {
     const pair = await this.store.get();
-    if (pair && !this.held) this.hold(pair, true);
+    if (pair && !this.pairs.current) this.pairs.hold(pair, true);
     this.loaded = true;
-  }
-
-  private expired(pair: TokenPair): boolean {
-    return pair.expiresAt !== undefined && this.options.clock() >= pair.expiresAt - this.options.expiryMarginMs;
   }
 
   /** Counts and announces a failure the waiting requests (or, for the store, only the `failure` event) get. */

@@ -139,8 +139,8 @@ function parseJSON(text: string): unknown {
 }
 
 /**
- * A local stand-in of the token service, over real HTTP on Node's `http` module. It implements shared/seed/ as
- * seen from outside, with what public clients of the real service show: Basic login → `{access, refresh}`; the
+ * A local stand-in of the token service, over real HTTP on Node's `http` module. It implements the service's
+ * published interface as seen from outside, with what public clients of the real service show: Basic login → `{access, refresh}`; the
  * token call with JSON `{"refresh_token"}` → `{status: true, data: {access_token, refresh_token}}`, rotating the
  * refresh token; any other path is a protected resource that echoes the request for a valid Bearer token and
  * answers 401 `{detail, code: "token_not_valid"}` otherwise.

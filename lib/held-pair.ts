@@ -1,0 +1,58 @@
+import type { Emitter } from './events.js';
+import type { SecretList } from './redact.js';
+import type { TokenAuthEvents, TokenPair } from './types.js';
+
+/**
+ * The pair this holder uses now. `generation` numbers the pairs it has held, so that a request can tell whether
+ * the pair it carried is still the current one without keeping the token itself.
+ */
+export interface Held {
+  readonly pair: TokenPair;
+  readonly generation: number;
+}
+
+/** The pair one holder uses now, and when a pair counts as expired. */
+export class HeldPair {
+  private held: Held | null = null;
+  private generation = 0;
+
+  constructor(
+    private readonly secrets: SecretList,
+    private readonly events: Emitter<TokenAuthEvents>,
+    private readonly clock: () => number,
+    private readonly marginMs: number,
+  ) {}
+
+  get current(): Held | null {
+    return this.held;
+  }
+
+  /** Uses `pair` from now on; `fromStore` when another holder obtained it, which the `adopt` event announces once. */
+  hold(pair: TokenPair, fromStore: boolean): Held {
+    this.generation += 1;
+    const held: Held = { pair, generation: this.generation };
+    this.held = held;
+    // A pair can come back (a store event, then a write refused by the fence): it was adopted once.
+    const known = this.secrets.remember(pair);
+    if (fromStore && !known) this.events.emit('adopt', { expiresAt: pair.expiresAt });
+    return held;
+  }
+
+  /** Forgets the pair held, so that no request carries it again. */
+  drop(): void {
+    if (!this.held) return;
+    this.held = null;
+    this.generation += 1;
+  }
+
+  /** The current pair, if valid and newer than the pair of `generation`. */
+  newerThan(generation: number): Held | null {
+    const held = this.held;
+    return held && held.generation > generation && !this.expired(held.pair) ? held : null;
+  }
+
+  /** Known to expire within the margin: renewed before it is sent. */
+  expired(pair: TokenPair): boolean {
+    return pair.expiresAt !== undefined && this.clock() >= pair.expiresAt - this.marginMs;
+  }
+}
