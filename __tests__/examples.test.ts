@@ -8,8 +8,8 @@ import axios from 'axios';
 import type { AxiosResponse } from 'axios';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { burst, fulfilled } from './helpers/flow.js';
-import { startRedisServer } from './helpers/redis-server.js';
-import type { RedisServer } from './helpers/redis-server.js';
+import { startRedisServer } from '../harness/redis-server.js';
+import type { RedisServer } from '../harness/redis-server.js';
 
 // The examples run for real against the emulator: they are documentation that cannot rot.
 closeEmulatorsAfterEach();

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
-import { startFleet, sumBursts, WorkerExitedError } from './helpers/fleet.js';
-import type { BurstReply, Fleet, FleetOptions, FleetStoreConfig } from './helpers/fleet.js';
+import { startFleet, sumBursts, WorkerExitedError } from '../harness/fleet.js';
+import type { BurstReply, Fleet, FleetOptions, FleetStoreConfig } from '../harness/fleet.js';
 import { until } from './helpers/flow.js';
-import { startRedisServer } from './helpers/redis-server.js';
-import type { RedisServer } from './helpers/redis-server.js';
+import { startRedisServer } from '../harness/redis-server.js';
+import type { RedisServer } from '../harness/redis-server.js';
 
-// Several real processes (helpers/fleet-worker.ts) share one token pair through a shared store, against the emulator
+// Several real processes (harness/fleet-worker.ts) share one token pair through a shared store, against the emulator
 // over real HTTP and a real redis-server: they log in once and renew once per expiry between them.
 closeEmulatorsAfterEach();
 

@@ -19,8 +19,8 @@ import {
   undoable,
 } from './helpers/store-contract.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
-import { startRedisServer } from './helpers/redis-server.js';
-import type { RedisServer } from './helpers/redis-server.js';
+import { startRedisServer } from '../harness/redis-server.js';
+import type { RedisServer } from '../harness/redis-server.js';
 
 closeEmulatorsAfterEach();
 

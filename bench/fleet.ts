@@ -23,10 +23,10 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEmulator } from '../lib/emulator/index.js';
-import { E2E_PASSWORD, E2E_USER } from '../__tests__/helpers/emulator.js';
-import { startFleet } from '../__tests__/helpers/fleet.js';
-import type { BurstReply, FleetEvent, FleetStoreConfig } from '../__tests__/helpers/fleet.js';
-import { startRedisServer } from '../__tests__/helpers/redis-server.js';
+import { E2E_PASSWORD, E2E_USER } from '../harness/account.js';
+import { startFleet } from '../harness/fleet.js';
+import type { BurstReply, FleetEvent, FleetStoreConfig } from '../harness/fleet.js';
+import { startRedisServer } from '../harness/redis-server.js';
 import { markdownTable } from './report.js';
 import { percentile, round } from './stats.js';
 

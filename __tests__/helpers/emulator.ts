@@ -4,10 +4,9 @@ import { attachTokenAuth } from '../../lib/index.js';
 import type { TokenAuth, TokenAuthOptions } from '../../lib/index.js';
 import { startEmulator } from '../../lib/emulator/index.js';
 import type { EmulatorOptions, TokenServiceEmulator } from '../../lib/emulator/index.js';
+import { E2E_PASSWORD, E2E_USER } from '../../harness/account.js';
 
-export const E2E_USER = 'ops user';
-/** Colons, spaces and non-ASCII, as a real password may have. */
-export const E2E_PASSWORD = 'pa:ss wörd:';
+export { E2E_PASSWORD, E2E_USER };
 
 export interface E2ERig {
   emulator: TokenServiceEmulator;

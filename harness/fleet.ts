@@ -14,8 +14,8 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import type { RenewalReason, TokenAuthErrorCode, TokenAuthStats } from '../../lib/index.js';
-import { E2E_PASSWORD } from './emulator.js';
+import type { RenewalReason, TokenAuthErrorCode, TokenAuthStats } from '../lib/index.js';
+import { E2E_PASSWORD } from './account.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // What travels between parent and worker
@@ -167,7 +167,7 @@ export interface WorkerExit {
 
 const WORKER_FILE = join(__dirname, 'fleet-worker.ts');
 /** The package root: where `tsx` is installed and tsconfig.json lives. */
-const ROOT = resolve(__dirname, '..', '..');
+const ROOT = resolve(__dirname, '..');
 /** The tail of a worker's stdout and stderr kept for error messages. */
 const OUTPUT_LIMIT = 16_384;
 

@@ -8,11 +8,11 @@
 import { performance } from 'node:perf_hooks';
 import axios from 'axios';
 import Redis from 'ioredis';
-import { attachTokenAuth, isTokenAuthError } from '../../lib/index.js';
-import type { TokenAuthStats, TokenStore, TokenStoreLock } from '../../lib/index.js';
-import { FileTokenStore } from '../../lib/stores/file.js';
-import { RedisTokenStore } from '../../lib/stores/redis.js';
-import { E2E_PASSWORD, E2E_USER } from './emulator.js';
+import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
+import type { TokenAuthStats, TokenStore, TokenStoreLock } from '../lib/index.js';
+import { FileTokenStore } from '../lib/stores/file.js';
+import { RedisTokenStore } from '../lib/stores/redis.js';
+import { E2E_PASSWORD, E2E_USER } from './account.js';
 import { maskSecrets } from './fleet.js';
 import type { FleetEvent, ParentMessage, WorkerConfig, WorkerMessage } from './fleet.js';
 

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
-/** A real redis-server on 127.0.0.1 at a free port, with no persistence, that the test stops. */
+/** A real redis-server on 127.0.0.1 at a free port, with no persistence, that whoever started it (a test, a benchmark) stops. */
 export interface RedisServer {
   readonly port: number;
   readonly url: string;
@@ -16,7 +16,7 @@ export interface RedisServer {
 const INSTALL = 'Install it with `apt-get install redis-server` (`.ci/run` does); the Redis tests never skip.';
 
 /** Fails, rather than skips, when redis-server is missing: a suite that silently skips proves nothing. */
-export function requireRedisServer(): void {
+function requireRedisServer(): void {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) throw new Error(`redis-server was not found on PATH. ${INSTALL}`);
 }
