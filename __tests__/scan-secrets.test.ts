@@ -2,6 +2,7 @@ import axios, { AxiosError, AxiosHeaders } from 'axios';
 import { TokenAuthError } from '../lib/index.js';
 import { E2E_PASSWORD, E2E_USER } from './helpers/emulator.js';
 import {
+  expectNoLeaks,
   findLeaks,
   isPluginRejection,
   KNOWN_CREDENTIALS,
@@ -10,12 +11,13 @@ import {
   scanRecords,
   tokenShapedIn,
 } from './helpers/scan-secrets.js';
-import type { Finding } from './helpers/scan-secrets.js';
+import type { Finding, Secret } from './helpers/scan-secrets.js';
 import { PASSWORD, USERNAME } from './helpers/service.js';
 import { rig, useNock } from './helpers/setup.js';
 
-// The suite-wide scan (helpers/scan-secrets.ts, a setup file of every test file) judges by findLeaks: these tests
-// check it on crafted values, and that the setup file records what the plugin hands out.
+// The leak scanner (helpers/scan-secrets.ts): the suite-wide scan, a setup file of every test file, judges by
+// findLeaks, and so do the tests of what the plugin hands out (secrets.test.ts, with `reachable`). These tests check
+// findLeaks on crafted values, and that the setup file records what the plugin hands out.
 
 useNock();
 
@@ -63,7 +65,7 @@ describe('findLeaks finds', () => {
 
   it('a JWT in a console line', () => {
     const args = ['renewed, now holding', JWT];
-    const findings = findLeaks(args, SECRETS, [`renewed, now holding ${JWT}`]);
+    const findings = findLeaks(args, SECRETS, { lines: [`renewed, now holding ${JWT}`] });
 
     expect(names(findings)).toEqual([`JWT ${preview(JWT)}`]);
     expect(findings[0]!.seenIn).toContain('console line');
@@ -131,11 +133,48 @@ describe('findLeaks passes', () => {
       ],
     ],
   ])('%s', (_what, value) => {
-    expect(findLeaks(value, SECRETS, typeof value === 'string' ? [value] : [])).toEqual([]);
+    expect(findLeaks(value, SECRETS, { lines: typeof value === 'string' ? [value] : [] })).toEqual([]);
   });
 
   it('finds no token shape in [REDACTED]', () => {
     expect(tokenShapedIn('[REDACTED] Bearer [REDACTED] Basic [REDACTED]')).toEqual([]);
+  });
+});
+
+describe('findLeaks, with `reachable`, finds what no logger prints', () => {
+  const secret: Secret = { name: 'test secret', value: 'sekret-0042' };
+  const { value } = secret;
+  const paths = (findings: Finding[]) => findings.flatMap((finding) => finding.paths);
+
+  it.each<[string, () => unknown]>([
+    [
+      'a non-enumerable property',
+      () => Object.defineProperty({}, 'hidden', { value: `x${value}x`, enumerable: false }),
+    ],
+    ['a symbol key', () => ({ [Symbol('kOutHeaders')]: { authorization: ['Authorization', `Bearer ${value}`] } })],
+    ['a Map value', () => ({ map: new Map([['a', { deep: [value] }]]) })],
+    ['a Set', () => new Set([1, `${value}`])],
+    ['AxiosHeaders', () => ({ headers: new AxiosHeaders({ Authorization: `Bearer ${value}` }) })],
+    ['an Error cause', () => new Error('outer', { cause: new Error(`inner ${value}`) })],
+    ['a Buffer', () => ({ body: Buffer.from(`{"refresh_token":"${value}"}`) })],
+    ['a getter', () => Object.defineProperty({}, 'lazy', { get: () => value, enumerable: false })],
+  ])('finds a secret in %s by walking the value itself', (_where, make) => {
+    expect(paths(findLeaks(make(), [secret], { reachable: true })).length).toBeGreaterThan(0);
+  });
+
+  it('survives cycles and reports the path', () => {
+    const looped: Record<string, unknown> = { config: { headers: { Authorization: `Bearer ${value}` } } };
+    looped.self = looped;
+
+    const findings = findLeaks(looped, [secret], { reachable: true });
+
+    expect(paths(findings)).toContain('<value>.config.headers.Authorization');
+    expectNoLeaks({ self: looped, clean: 'nothing here' }, [{ name: 'absent', value: 'absent' }]);
+  });
+
+  it('finds what only a serialiser shows (a toJSON)', () => {
+    const findings = findLeaks({ toJSON: () => ({ leaked: value }) }, [secret], { reachable: true });
+    expect(findings.map((finding) => [finding.seenIn, finding.paths])).toEqual([[['JSON.stringify(<value>)'], []]]);
   });
 });
 

@@ -1,8 +1,8 @@
 /**
- * Jest setup file (setupFilesAfterEnv) that every test file gets: it records everything a user of the plugin could
- * see while the file runs, and fails the file if any of it holds a test secret.
+ * The leak scanner: finds test secrets in what a user of the plugin could see. One scanner, used two ways.
  *
- * Recorded:
+ * As jest's setup file (setupFilesAfterEnv), which every test file gets, it records everything a user could see while
+ * the file runs, and fails the file if any of it holds a test secret. Recorded:
  *  - rejections of requests made through an axios instance with the plugin attached: the reason when it is a
  *    TokenAuthError, or an AxiosError whose `config` carries one of the plugin's per-request symbols (description
  *    `axios-token-keeper.*`, see lib/attach.ts). Errors of plain instances (tests talking to the emulator directly,
@@ -10,22 +10,26 @@
  *  - what `attachTokenAuth` throws, and rejections of `auth.login()`, `auth.refresh()` and `auth.logout()`;
  *  - every payload passed to `Emitter.prototype.emit` (lib/events.ts), whether or not anyone listens;
  *  - every console.log/info/warn/error/debug/trace call (still passed through).
- *
  * Scanned (afterAll of the file, and again after each later afterAll hook for what those produced) through what a
- * logger would print: `util.inspect` (depth 8, no hidden properties) and a cycle-safe `JSON.stringify` of the
- * record and of every link of its `cause` chain, and the formatted console line. A hit is then located by property
- * path. Secrets are the known test passwords, the Basic value of each known or sent username:password, any
- * `Basic <base64 of user:password>`, token-shaped strings (`acc-<n>-<nonce>`, `ref-<n>-<nonce>`, `acc_<hex>`,
- * `ref_<hex>`, JWTs), and the tokens the token service handed out during the file.
+ * logger would print (`renderings` below), and the formatted console line. Secrets are the known test passwords, the
+ * Basic value of each known or sent username:password, any `Basic <base64 of user:password>`, token-shaped strings
+ * (`acc-<n>-<nonce>`, `ref-<n>-<nonce>`, `acc_<hex>`, `ref_<hex>`, JWTs), and the tokens the token service handed out
+ * during the file.
+ *
+ * From a test (secrets.test.ts), with the secrets the test knows: `expectNoLeaks` also walks the value, and counts a
+ * secret anywhere it can be reached, even where no logger would print it (a non-enumerable property, a symbol key, a
+ * getter, a byte buffer).
  *
  * This file must not import nock (helpers/service.ts does): loading it would patch Node's http in every test file,
  * and some suites test connection errors over real sockets.
  */
 import util from 'node:util';
-import axios from 'axios';
+import axios, { AxiosHeaders } from 'axios';
 import type { AxiosResponse } from 'axios';
 import { Emitter } from '../../lib/events';
-import { jsonOf, safely } from './serialize';
+import type { TokenAuth, TokenAuthEvents } from '../../lib/index.js';
+import { E2E_PASSWORD, E2E_USER } from '../../harness/account.js';
+import { PASSWORD, USERNAME } from './credentials.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // The secrets
@@ -38,14 +42,12 @@ export interface Secret {
 }
 
 /**
- * Credentials the tests use. Copies of helpers/service.ts (USERNAME/PASSWORD) and helpers/emulator.ts
- * (E2E_USER/E2E_PASSWORD), which cannot be imported here (see above); scan-secrets.test.ts checks they agree.
- * Passwords too short or too ordinary to search for as text ('p', 'x', 'wrong', 'changed') are covered by their
- * Basic value, which is harvested from the login calls as they are sent.
+ * Credentials the tests use. Passwords too short or too ordinary to search for as text ('p', 'x', 'wrong',
+ * 'changed') are covered by their Basic value, which is harvested from the login calls as they are sent.
  */
 export const KNOWN_CREDENTIALS: ReadonlyArray<readonly [username: string, password: string]> = [
-  ['jane', 'p:ss wörd: 9'], // helpers/service.ts
-  ['ops user', 'pa:ss wörd:'], // helpers/emulator.ts
+  [USERNAME, PASSWORD], // helpers/credentials.ts, the fake token service's account
+  [E2E_USER, E2E_PASSWORD], // harness/account.ts, the emulator's account in end-to-end tests
   ['demo', 'demo-password'], // emulator default user, examples, demo
   ['jane', 's3cret'], // README
   ['jane', 'wr0ng: pässwort'], // secrets.test.ts, a wrong password that is sent
@@ -56,8 +58,40 @@ export const KNOWN_CREDENTIALS: ReadonlyArray<readonly [username: string, passwo
 /** Other literal secrets the tests plant in token-service answers. */
 export const KNOWN_LITERALS: readonly string[] = ['tok-9f8e7d6c-not-for-logs', 'sess-1a2b3c4d-not-for-logs'];
 
-const basicOf = (username: string, password: string): string =>
-  Buffer.from(`${username}:${password}`, 'utf8').toString('base64');
+/** The base64 part of the Basic header the plugin sends for these credentials. */
+export function basicOf(username: string, password: string): string {
+  return Buffer.from(`${username}:${password}`, 'utf8').toString('base64');
+}
+
+/** The Basic header value the plugin sends for these credentials. */
+export function basicHeader(username = USERNAME, password = PASSWORD): string {
+  return `Basic ${basicOf(username, password)}`;
+}
+
+/** The password of these credentials and their Basic value (which the whole header contains). */
+export function credentialSecrets(username: string, password: string): Secret[] {
+  const who = JSON.stringify(username);
+  return [
+    { name: `password of ${who}`, value: password },
+    { name: `Basic value of ${who}`, value: basicOf(username, password) },
+  ];
+}
+
+/**
+ * Everything of one test that must never reach the user: the password and Basic value of the credentials, every
+ * token the service issued, and whatever else the test made the service say.
+ */
+export function secretsOf(
+  service: { readonly issued: readonly string[] },
+  extra: readonly string[] = [],
+  [username, password]: readonly [string, string] = [USERNAME, PASSWORD],
+): Secret[] {
+  return [
+    ...credentialSecrets(username, password),
+    ...service.issued.map((value, index) => ({ name: `token #${index + 1} the service issued`, value })),
+    ...extra.map((value) => ({ name: 'secret the test planted', value })),
+  ].filter((secret) => secret.value !== '');
+}
 
 /** The secrets searched for as text: passwords, the base64 of username:password, and extra literals. */
 export function literalSecrets(
@@ -67,8 +101,8 @@ export function literalSecrets(
 ): Secret[] {
   const secrets = new Map<string, string>();
   for (const [username, password] of credentials) {
-    secrets.set(basicOf(username, password), `Basic value of ${JSON.stringify(username)}`);
-    if (isSearchablePassword(password)) secrets.set(password, `password of ${JSON.stringify(username)}`);
+    for (const { name, value } of credentialSecrets(username, password))
+      if (value !== password || isSearchablePassword(password)) secrets.set(value, name);
   }
   for (const literal of literals) secrets.set(literal, 'planted secret');
   for (const [value, name] of harvested) if (!secrets.has(value)) secrets.set(value, name);
@@ -127,99 +161,57 @@ export function tokenShapedIn(text: string): Secret[] {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The detection function
+// Where a secret can show: as a logger prints the value, and anywhere in it
 // ---------------------------------------------------------------------------------------------------------------
 
-export interface Finding {
-  /** What leaked, as `name "abcd…" (n chars)`: never more of the secret than a short prefix. */
-  secret: string;
-  /** Which serialisations showed it: `util.inspect`, `JSON.stringify`, `console line`, each per cause link. */
-  seenIn: string[];
-  /** Property paths from the scanned value to the strings holding it (may be empty when only a serialiser shows it). */
-  paths: string[];
-}
-
-/** At most this much of a secret is printed. */
-export function preview(secret: string): string {
-  return `${JSON.stringify(secret.slice(0, Math.min(4, Math.floor(secret.length / 4))))}… (${secret.length} chars)`;
-}
-
-/** The value and each `cause` below it, cycle-safe. */
-function causeChain(value: unknown, limit = 10): unknown[] {
-  const chain: unknown[] = [];
-  for (let link = value; typeof link === 'object' && link !== null && !chain.includes(link) && chain.length < limit;) {
-    chain.push(link);
-    link = safely(() => (link as { cause?: unknown }).cause as never);
+/** Runs a renderer that may throw on exotic values, as a logger would survive it. */
+function safely<T>(render: () => T): T | undefined {
+  try {
+    return render();
+  } catch {
+    return undefined;
   }
-  return chain.length === 0 ? [value] : chain;
 }
 
-const PATH_WALK_NODES = 20_000;
-const PATH_WALK_DEPTH = 12;
-
-function describeKey(key: string | symbol): string {
-  if (typeof key === 'symbol') return `[${key.toString()}]`;
-  return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
-}
-
-/** Property paths (own keys, enumerable or not, Map and Set entries, byte buffers) to strings containing `secret`. */
-function pathsTo(value: unknown, secret: string, root: string): string[] {
-  const paths: string[] = [];
-  const seen = new Set<object>();
-  const queue: Array<{ item: unknown; path: string; depth: number }> = [{ item: value, path: root, depth: 0 }];
-  for (let next = 0; next < queue.length && seen.size < PATH_WALK_NODES && paths.length < 12; next += 1) {
-    const { item, path, depth } = queue[next]!;
-    if (typeof item === 'string') {
-      if (item.includes(secret)) paths.push(path);
-      continue;
-    }
-    if (typeof item !== 'object' || item === null || seen.has(item) || depth > PATH_WALK_DEPTH) continue;
-    seen.add(item);
-    if (ArrayBuffer.isView(item)) {
-      if (
-        item.byteLength < 1 << 20 &&
-        Buffer.from(item.buffer, item.byteOffset, item.byteLength).toString('utf8').includes(secret)
-      )
-        paths.push(`${path} (bytes)`);
-      continue;
-    }
-    const visit = (child: unknown, childPath: string) => queue.push({ item: child, path: childPath, depth: depth + 1 });
-    if (item instanceof Map) {
-      let index = 0;
-      for (const [key, entry] of item) {
-        visit(key, `${path}<key ${index}>`);
-        visit(entry, `${path}<value ${index++}>`);
+/** JSON.stringify as a structured logger would run it, with cycles dropped and bigints written out. */
+function jsonOf(value: unknown): string | undefined {
+  const seen = new WeakSet<object>();
+  return safely(() =>
+    JSON.stringify(value, (_key, item: unknown) => {
+      if (typeof item === 'bigint') return item.toString();
+      if (typeof item === 'object' && item !== null) {
+        if (seen.has(item)) return '[Circular]';
+        seen.add(item);
       }
-    } else if (item instanceof Set) {
-      let index = 0;
-      for (const entry of item) visit(entry, `${path}<item ${index++}>`);
-    }
-    for (const key of Reflect.ownKeys(item)) {
-      if (typeof key === 'string' && key.includes(secret)) paths.push(`${path} (key)`);
-      const got = safely(() => Reflect.get(item, key) as never);
-      visit(got, `${path}${describeKey(key)}`);
-    }
+      return item;
+    }),
+  );
+}
+
+/** The value and each `cause` below it, cycle-safe, at most `limit` links. */
+export function causeChain(value: unknown, limit = 10): unknown[] {
+  const chain: unknown[] = [];
+  for (let link = value; !chain.includes(link) && chain.length < limit;) {
+    chain.push(link);
+    if ((typeof link !== 'object' && typeof link !== 'function') || link === null) break;
+    link = safely(() => (link as { cause?: unknown }).cause);
+    if (link === undefined || link === null) break;
   }
-  return paths;
+  return chain;
+}
+
+interface View {
+  where: string;
+  text: string;
 }
 
 /**
- * The secrets reachable in `value` as a logger would print it: util.inspect (depth 8, showHidden false) and a
- * cycle-safe JSON.stringify of the value and of each link of its cause chain, plus `lines` (rendered console
- * output). `literals` are searched as text; token-shaped strings are found by their form.
+ * The value as loggers print it: util.inspect (depth 8, no hidden properties) and a cycle-safe JSON.stringify of the
+ * value and of each link of its cause chain, and String(value). For console arguments, each Error among them with
+ * its cause chain too: a cause is rendered on its own, so that depth 8 applies from it.
  */
-export function findLeaks(
-  value: unknown,
-  literals: readonly Secret[],
-  lines: readonly string[] = [],
-  cleanTexts?: Set<string>,
-): Finding[] {
-  const views: Array<{ where: string; text: string }> = [];
-  lines.forEach((text, index) =>
-    views.push({ where: lines.length === 1 ? 'console line' : `console line ${index}`, text }),
-  );
-  // The value, and for console arguments each Error among them, with every link of their cause chains: a cause
-  // is rendered on its own too, so that depth 8 applies from it.
+function renderings(value: unknown): View[] {
+  const views: View[] = [];
   const roots: Array<[string, unknown]> = [['<value>', value]];
   if (Array.isArray(value))
     value.forEach((item, index) => item instanceof Error && roots.push([`<value>[${index}]`, item]));
@@ -233,32 +225,214 @@ export function findLeaks(
       if (json !== undefined) views.push({ where: `JSON.stringify(${label})`, text: json });
     });
   });
+  const text = safely(() => String(value));
+  if (text !== undefined) views.push({ where: 'String(<value>)', text });
+  return views;
+}
 
-  const hits = new Map<string, { name: string; seenIn: Set<string> }>();
-  const note = (secret: Secret, where: string) => {
-    const hit = hits.get(secret.value) ?? { name: secret.name, seenIn: new Set<string>() };
-    if (!hit.name.split(' / ').includes(secret.name)) hit.name = `${hit.name} / ${secret.name}`;
-    hit.seenIn.add(where);
-    hits.set(secret.value, hit);
-  };
-  for (const { where, text } of views) {
-    if (cleanTexts?.has(text)) continue;
-    let clean = true;
-    for (const secret of [
-      ...literals.filter((literal) => literal.value !== '' && text.includes(literal.value)),
-      ...tokenShapedIn(text),
-    ]) {
-      note(secret, where);
-      clean = false;
+/** How far a walk goes. A leaked Node ClientRequest or socket is a large graph; breadth first finds shallow leaks before the budget runs out. */
+const MAX_DEPTH = 16;
+const MAX_NODES = 50_000;
+
+function describeKey(key: string | symbol): string {
+  if (typeof key === 'symbol') return `[${key.toString()}]`;
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
+/** Reads a property without letting a throwing getter stop the walk. */
+function read(target: object, key: string | symbol): { value: unknown } | undefined {
+  try {
+    return { value: Reflect.get(target, key) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Calls `visit` with every text reachable from `value` and the property path to it: strings, numbers, symbol
+ * descriptions, property names, own properties (enumerable or not, string or symbol keys, getters included), Error
+ * message/stack/cause, AxiosHeaders, URLs, Map and Set entries, and the bytes of binary buffers. Functions keep their
+ * secrets in closures, which no one can read; their properties are library code.
+ */
+function walk(value: unknown, visit: (text: string, where: string) => void): void {
+  const seen = new Set<object>();
+  const queue: Array<{ item: unknown; path: string; depth: number }> = [{ item: value, path: '<value>', depth: 0 }];
+  for (let next = 0; next < queue.length && seen.size < MAX_NODES; next += 1) {
+    const { item, path, depth } = queue[next]!;
+    if (typeof item === 'string') {
+      visit(item, path);
+      continue;
     }
-    if (clean) cleanTexts?.add(text);
+    if (typeof item === 'symbol') {
+      if (item.description !== undefined) visit(item.description, `${path}.description`);
+      continue;
+    }
+    if (typeof item === 'bigint' || typeof item === 'number') {
+      visit(String(item), path);
+      continue;
+    }
+    if (typeof item !== 'object' || item === null || seen.has(item) || depth > MAX_DEPTH) continue;
+    seen.add(item);
+    const child = (childItem: unknown, childPath: string) =>
+      queue.push({ item: childItem, path: childPath, depth: depth + 1 });
+
+    if (ArrayBuffer.isView(item)) {
+      visit(Buffer.from(item.buffer, item.byteOffset, item.byteLength).toString('utf8'), `${path} (bytes)`);
+      continue;
+    }
+    if (item instanceof ArrayBuffer) {
+      visit(Buffer.from(item).toString('utf8'), `${path} (bytes)`);
+      continue;
+    }
+    if (item instanceof Error) {
+      for (const key of ['message', 'stack', 'cause'] as const) {
+        const got = read(item, key);
+        if (got) child(got.value, `${path}.${key}`);
+      }
+    }
+    if (item instanceof AxiosHeaders) child(item.toJSON(), `${path}.toJSON()`);
+    if (item instanceof URLSearchParams || item instanceof URL) visit(item.toString(), path);
+    if (item instanceof Map) {
+      let index = 0;
+      for (const [key, entry] of item) {
+        child(key, `${path}<key ${index}>`);
+        child(entry, `${path}<value ${index}>`);
+        index += 1;
+      }
+    }
+    if (item instanceof Set) {
+      let index = 0;
+      for (const entry of item) child(entry, `${path}<item ${index++}>`);
+    }
+    for (const key of Reflect.ownKeys(item)) {
+      if (typeof key === 'string') visit(key, `${path} (key ${JSON.stringify(key)})`);
+      else if (key.description !== undefined) visit(key.description, `${path} (key ${key.toString()})`);
+      const got = read(item, key);
+      if (got) child(got.value, `${path}${describeKey(key)}`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Finding leaks
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface Finding {
+  /** What leaked, as `name "abcd…" (n chars)`: never more of the secret than a short prefix. */
+  secret: string;
+  /** Which renderings showed it: `util.inspect`, `JSON.stringify`, `String`, `console line`, each per cause link. */
+  seenIn: string[];
+  /** Property paths from the scanned value to the texts holding it (empty when only a rendering shows it). */
+  paths: string[];
+}
+
+export interface ScanOptions {
+  /** Console output as rendered, searched too. */
+  lines?: readonly string[];
+  /**
+   * Count a secret anywhere it can be reached from the value (see `walk`), not only where a rendering shows it.
+   * @default false: the walk only locates what a rendering showed
+   */
+  reachable?: boolean;
+  /** Texts found clean before, skipped; clean texts are added. Many records render alike. */
+  cleanTexts?: Set<string>;
+}
+
+/** Property paths listed per finding. */
+const MAX_PATHS = 12;
+
+/** At most this much of a secret is printed. */
+export function preview(secret: string): string {
+  return `${JSON.stringify(secret.slice(0, Math.min(4, Math.floor(secret.length / 4))))}… (${secret.length} chars)`;
+}
+
+/**
+ * The secrets in `value`: `secrets` searched as text, and token-shaped strings found by their form, in what a logger
+ * would print of it (`renderings`) and in `lines`; with `reachable`, anywhere in it too. Each is located by property
+ * path.
+ */
+export function findLeaks(value: unknown, secrets: readonly Secret[], options: ScanOptions = {}): Finding[] {
+  const { lines = [], reachable = false, cleanTexts } = options;
+  const found = new Map<string, { name: string; seenIn: Set<string>; paths: Set<string> }>();
+  const note = (secret: Secret) => {
+    const hit = found.get(secret.value) ?? { name: secret.name, seenIn: new Set<string>(), paths: new Set<string>() };
+    if (!hit.name.split(' / ').includes(secret.name)) hit.name = `${hit.name} / ${secret.name}`;
+    found.set(secret.value, hit);
+    return hit;
+  };
+  const secretsIn = (text: string): Secret[] => [
+    ...secrets.filter((secret) => secret.value !== '' && text.includes(secret.value)),
+    ...tokenShapedIn(text),
+  ];
+
+  const views: View[] = lines.map((text, index) => ({
+    where: lines.length === 1 ? 'console line' : `console line ${index}`,
+    text,
+  }));
+  for (const { where, text } of [...views, ...renderings(value)]) {
+    if (cleanTexts?.has(text)) continue;
+    const here = secretsIn(text);
+    for (const secret of here) note(secret).seenIn.add(where);
+    if (here.length === 0) cleanTexts?.add(text);
   }
 
-  return [...hits].map(([secret, { name, seenIn }]) => ({
-    secret: `${name} ${preview(secret)}`,
+  const shown = [...found].map(([secretValue, { name }]) => ({ name, value: secretValue }));
+  if (reachable || shown.length > 0) {
+    walk(value, (text, where) => {
+      const here = reachable ? secretsIn(text) : shown.filter((secret) => text.includes(secret.value));
+      for (const secret of here) {
+        const { paths } = note(secret);
+        if (paths.size < MAX_PATHS) paths.add(where);
+      }
+    });
+  }
+
+  return [...found].map(([secretValue, { name, seenIn, paths }]) => ({
+    secret: `${name} ${preview(secretValue)}`,
     seenIn: [...seenIn],
-    paths: pathsTo(value, secret, '<value>'),
+    paths: [...paths],
   }));
+}
+
+/** Fails the test, naming each place, when a secret can be reached from `value`. */
+export function expectNoLeaks(value: unknown, secrets: readonly Secret[]): void {
+  expect(findLeaks(value, secrets, { reachable: true })).toEqual([]);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// What a test listens to
+// ---------------------------------------------------------------------------------------------------------------
+
+export const EVENT_NAMES = [
+  'login',
+  'refresh',
+  'adopt',
+  'replay',
+  'failure',
+  'logout',
+] as const satisfies ReadonlyArray<keyof TokenAuthEvents>;
+
+export interface Recorded {
+  event: keyof TokenAuthEvents;
+  payload: unknown;
+}
+
+/** Listens to every event of `auth`; the returned array fills as they are emitted. */
+export function recordEvents(auth: TokenAuth): Recorded[] {
+  const recorded: Recorded[] = [];
+  for (const event of EVENT_NAMES) auth.on(event, (payload) => void recorded.push({ event, payload }));
+  return recorded;
+}
+
+const CONSOLE_METHODS = ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const;
+
+/** Captures (and silences) console output; undo with `jest.restoreAllMocks()` after the test. */
+export function captureConsole(): unknown[][] {
+  const calls: unknown[][] = [];
+  for (const method of CONSOLE_METHODS) {
+    jest.spyOn(console, method).mockImplementation((...args: unknown[]) => void calls.push(args));
+  }
+  return calls;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -446,8 +620,6 @@ function installAttach(): void {
   };
 }
 
-const CONSOLE_METHODS = ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const;
-
 /**
  * Wraps a console method. Under each console line jest shows the first frame of the call's stack, which would be
  * this wrapper, so every line would point at this file. The wrapper is therefore compiled with a sourceURL that
@@ -491,7 +663,7 @@ export function scanPending(): string | undefined {
   const cleanTexts = new Set<string>();
   for (; scanned < records.length; scanned += 1) {
     const entry = records[scanned]!;
-    const findings = findLeaks(entry.value, literals, entry.lines, cleanTexts);
+    const findings = findLeaks(entry.value, literals, { ...(entry.lines && { lines: entry.lines }), cleanTexts });
     if (findings.length === 0) continue;
     const where = `record #${released + scanned} [${entry.labels.join('; ')}]${entry.test ? ` in test "${entry.test}"` : ' (outside a test)'}`;
     for (const finding of findings) {

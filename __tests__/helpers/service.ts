@@ -1,12 +1,11 @@
 import nock from 'nock';
+import { PASSWORD, USERNAME } from './credentials.js';
+
+export { PASSWORD, USERNAME };
 
 export const API = 'https://api.test';
 export const LOGIN = '/auth/api/v1/accounts/login';
 export const TOKEN = '/auth/api/v1/accounts/token';
-
-export const USERNAME = 'jane';
-/** A password with colons, spaces and non-ASCII, as Basic must carry them. */
-export const PASSWORD = 'p:ss wörd: 9';
 
 export type Reply = [number, unknown] | [number, unknown, Record<string, string>];
 /** An Error fails the connection; 'hang' never answers. */
