@@ -6,6 +6,8 @@
  */
 import { Mutex } from 'async-mutex';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
+import { copyPair as copy, isPair, recordToJson, tryParseRecord } from './record.js';
+import type { FencedPair } from './record.js';
 import { acquire, Announcer, checkStoreOptions, describe, keepAlive, Wakeup } from './shared.js';
 import type { Attempt } from './shared.js';
 
@@ -82,20 +84,13 @@ const CATCH_UP_MS = 1_000;
 const LEASE_SETTLE_MS = 40;
 
 /**
- * The stored record. `fence` numbers the writes (in every locking mode), so that a tab always keeps the newest of what
+ * The stored record: `fence` numbers the writes (in every locking mode), so that a tab always keeps the newest of what
  * storage, messages and answers tell it. `pair.access` is absent when the access token is kept in memory.
  */
-interface StoredRecord {
-  version: 1;
-  fence: number;
-  pair: Partial<TokenPair> | null;
-}
+type StoredRecord = FencedPair<Partial<TokenPair>>;
 
 /** What this tab knows: the last record it wrote, read, or was told by another tab. */
-interface Known {
-  fence: number;
-  pair: TokenPair | null;
-}
+type Known = FencedPair;
 
 type Message = { type: 'ask' } | { type: 'pair'; fence: number; pair: TokenPair | null } | { type: 'released' };
 
@@ -202,7 +197,7 @@ export class BrowserTokenStore implements TokenStore {
     }
     const { fence, pair } = newest;
     if (!pair) return null;
-    if (typeof pair.access === 'string') return copy(pair as TokenPair);
+    if (isPair(pair)) return copy(pair);
     // The access token is kept in memory: the tab that wrote this record, or one it told, has it.
     const known = this.known;
     if (known?.pair && known.fence >= fence && known.pair.refresh === pair.refresh) return copy(known.pair);
@@ -316,8 +311,7 @@ export class BrowserTokenStore implements TokenStore {
     // A dropped pair stays a record, with its fence, so that an older record cannot come back after it.
     const pair: Partial<TokenPair> | null = known.pair && { ...known.pair };
     if (pair && this.options.keepAccessInMemory) delete pair.access;
-    const record: StoredRecord = { version: 1, fence: known.fence, pair };
-    this.storage.setItem(this.name, JSON.stringify(record));
+    this.storage.setItem(this.name, recordToJson(known.fence, pair));
   }
 
   /**
@@ -349,7 +343,7 @@ export class BrowserTokenStore implements TokenStore {
   private readStored(): StoredRecord | undefined {
     const text = this.storage?.getItem(this.name);
     if (text === null || text === undefined) return undefined;
-    const record = parseRecord(text);
+    const record = tryParseRecord(text, { accessOptional: true });
     if (!record) {
       throw new Error(
         `The ${this.options.storage}Storage entry "${this.name}" is not a token record of this package; ` +
@@ -364,7 +358,7 @@ export class BrowserTokenStore implements TokenStore {
     if (message.type === 'ask') {
       if (this.known?.pair) this.post({ type: 'pair', ...this.known });
     } else if (message.type === 'pair') {
-      if (!isPair(message.pair) || typeof message.fence !== 'number') return;
+      if (typeof message.fence !== 'number' || (message.pair !== null && !isPair(message.pair))) return;
       const known: Known = { fence: message.fence, pair: message.pair };
       // Per tab, each tab keeps its own copy, so that a reload of this tab finds it; shared storage has it already.
       // An entry that is not ours stays as it is.
@@ -381,10 +375,8 @@ export class BrowserTokenStore implements TokenStore {
     if (event.key === `${this.name}:lock`) this.wakeup.wake();
     if (event.key === this.name) for (const watcher of [...this.watchers]) watcher();
     if (event.key !== this.name || event.storageArea !== this.storage || this.options.keepAccessInMemory) return;
-    const record = event.newValue === null ? undefined : parseRecord(event.newValue);
-    if (record && (record.pair === null || isPair(record.pair))) {
-      this.learn({ fence: record.fence, pair: record.pair });
-    }
+    const record = event.newValue === null ? undefined : tryParseRecord(event.newValue);
+    if (record) this.learn(record);
   }
 
   /** Asks the other tabs for the pair they hold; the first answer that `fits` wins, or undefined after a while. */
@@ -551,30 +543,4 @@ function webStorage(kind: 'local' | 'session'): Storage | undefined {
   } catch {
     return undefined;
   }
-}
-
-function parseRecord(text: string): StoredRecord | undefined {
-  try {
-    const record = JSON.parse(text) as Partial<StoredRecord> | null;
-    const pair = record?.pair;
-    const valid =
-      record?.version === 1 &&
-      typeof record.fence === 'number' &&
-      (pair === null ||
-        (typeof pair === 'object' &&
-          (pair.access === undefined || typeof pair.access === 'string') &&
-          (pair.refresh === undefined || typeof pair.refresh === 'string') &&
-          (pair.expiresAt === undefined || typeof pair.expiresAt === 'number')));
-    return valid ? (record as StoredRecord) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isPair(value: unknown): value is TokenPair | null {
-  return value === null || (typeof value === 'object' && typeof (value as Partial<TokenPair>).access === 'string');
-}
-
-function copy(pair: TokenPair | null): TokenPair | null {
-  return pair && { ...pair };
 }

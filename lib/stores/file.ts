@@ -9,16 +9,9 @@ import type { FSWatcher, Stats } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
-import {
-  acquire,
-  Announcer,
-  checkStoreOptions,
-  describe,
-  keepAlive,
-  pairFromJson,
-  pairToJson,
-  Wakeup,
-} from './shared.js';
+import { parseRecord, recordToJson } from './record.js';
+import type { FencedPair } from './record.js';
+import { acquire, Announcer, checkStoreOptions, describe, keepAlive, Wakeup } from './shared.js';
 import type { Attempt } from './shared.js';
 
 /** Options of {@link FileTokenStore}. */
@@ -227,9 +220,9 @@ export class FileTokenStore implements TokenStore {
     return Math.max(Number.isSafeInteger(granted) ? granted : 0, written);
   }
 
-  private async readRecord(): Promise<{ fence: number; pair: TokenPair | null } | null> {
+  private async readRecord(): Promise<FencedPair | null> {
     const text = await readFile(this.path, 'utf8').catch(ignoreMissing);
-    return text === undefined ? null : pairFromJson(text, `The token file ${this.path}`);
+    return text === undefined ? null : parseRecord(text, `The token file ${this.path}`);
   }
 
   private async write(pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
@@ -239,7 +232,7 @@ export class FileTokenStore implements TokenStore {
     const fenced = async (): Promise<boolean> =>
       fence !== undefined && fence < (await this.latestFence(current?.fence ?? 0));
     if (await fenced()) return false;
-    const text = pairToJson(fence ?? current?.fence ?? 0, pair);
+    const text = recordToJson(fence ?? current?.fence ?? 0, pair);
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     // Looked at again just before the rename, after the slow part (the sync), to keep the window small.
     const written = await this.replace(this.path, text, true, fenced);
@@ -316,7 +309,7 @@ export class FileTokenStore implements TokenStore {
     const text = await readFile(this.path, 'utf8').catch(() => undefined);
     if (text === undefined) return;
     try {
-      this.announcer.announce(text, pairFromJson(text, this.path).pair);
+      this.announcer.announce(text, parseRecord(text, this.path).pair);
     } catch {
       // A file that is not ours is reported by get(), where the plugin can say so; an event cannot.
     }

@@ -6,17 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
-import {
-  acquire,
-  Announcer,
-  checkStoreOptions,
-  describe,
-  keepAlive,
-  pairFromJson,
-  pairToJson,
-  Wakeup,
-  within,
-} from './shared.js';
+import { parseRecord, recordToJson } from './record.js';
+import { acquire, Announcer, checkStoreOptions, describe, keepAlive, Wakeup, within } from './shared.js';
 import type { Attempt } from './shared.js';
 
 /** The commands the store sends; an ioredis `Redis` or `Cluster` has them. */
@@ -201,12 +192,12 @@ export class RedisTokenStore implements TokenStore {
   /** The stored pair, or null; rejects, naming the key, when the value there is not a record of this package. */
   async get(): Promise<TokenPair | null> {
     const text = await this.command(this.client.get(this.keys.pair));
-    return text === null ? null : pairFromJson(text, this.where()).pair;
+    return text === null ? null : parseRecord(text, this.where()).pair;
   }
 
   /** Writes the pair; false, without writing, when `fence` is older than the last lock granted. */
   async set(pair: TokenPair, fence?: number): Promise<boolean> {
-    return this.write(pairToJson(fence ?? 0, pair), pair, fence);
+    return this.write(recordToJson(fence ?? 0, pair), pair, fence);
   }
 
   /** Deletes the pair's key; false, without deleting, as for `set`. */
@@ -311,7 +302,7 @@ export class RedisTokenStore implements TokenStore {
   private async pickUp(): Promise<void> {
     try {
       const text = (await this.command(this.client.get(this.keys.pair))) ?? '';
-      this.announcer.announce(text, text === '' ? null : pairFromJson(text, this.where()).pair);
+      this.announcer.announce(text, text === '' ? null : parseRecord(text, this.where()).pair);
     } catch {
       // A record that is not ours is reported by get(), where the plugin can say so; a message cannot.
     }

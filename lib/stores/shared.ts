@@ -1,5 +1,5 @@
-// What the shared stores (file, Redis) have in common: the lock wait, the lease, wake-ups, listeners, option
-// checks, and the record they keep.
+// What the shared stores (file, Redis) have in common: the lock wait, the lease, wake-ups, listeners and option
+// checks. The record they keep is in record.ts.
 import type { TokenPair } from '../types.js';
 
 /** What one try at a shared lock gives: the lock, or how long its current lease has left. */
@@ -161,40 +161,4 @@ export function checkStoreOptions(store: string, options: unknown, known: readon
 /** A value as an error message shows it: a string in quotes, so that "false" and false differ. */
 export function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
-}
-
-/**
- * Reads a stored pair back, or null when there is none. Anything else is not ours, and is reported rather than
- * overwritten, so a wrong path or key loses nothing.
- */
-export function pairFromJson(text: string, where: string): { fence: number; pair: TokenPair | null } {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    throw new Error(
-      `${where} does not hold JSON, so it is not a token file of this package; point the store elsewhere or delete it.`,
-    );
-  }
-  const record = data as { version?: unknown; fence?: unknown; pair?: unknown } | null;
-  const pair = record?.pair as Partial<TokenPair> | null | undefined;
-  const valid =
-    record?.version === 1 &&
-    typeof record.fence === 'number' &&
-    (pair === null ||
-      (typeof pair === 'object' &&
-        typeof pair?.access === 'string' &&
-        (pair.refresh === undefined || typeof pair.refresh === 'string') &&
-        (pair.expiresAt === undefined || typeof pair.expiresAt === 'number')));
-  if (!valid) {
-    throw new Error(
-      `${where} is not a token record of this package (version 1 with a fence and a pair); point the store elsewhere or delete it.`,
-    );
-  }
-  return { fence: record.fence as number, pair: pair ? { ...(pair as TokenPair) } : null };
-}
-
-/** The record a shared store keeps: the pair and the fence of the lock it was written under. */
-export function pairToJson(fence: number, pair: TokenPair | null): string {
-  return JSON.stringify({ version: 1, fence, pair });
 }
