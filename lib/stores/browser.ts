@@ -8,8 +8,8 @@ import { Mutex } from 'async-mutex';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
 import { copyPair as copy, isPair, recordToJson, tryParseRecord } from './record.js';
 import type { FencedPair } from './record.js';
-import { acquire, Announcer, checkStoreOptions, describe, keepAlive, Wakeup } from './shared.js';
-import type { Attempt } from './shared.js';
+import { acquire, Announcer, checkStoreOptions, describe, keepAlive, LEASE_DEFAULTS, Wakeup } from './shared.js';
+import type { Attempt, OptionNames } from './shared.js';
 
 /** Where {@link BrowserTokenStore} writes the pair. */
 export type BrowserStorageKind = 'local' | 'session' | 'none';
@@ -64,9 +64,16 @@ export interface BrowserTokenStoreOptions {
 const BROWSER_DEFAULTS = {
   storage: 'local' as BrowserStorageKind,
   keepAccessInMemory: false,
-  lockTimeoutMs: 120_000,
-  lockTtlMs: 10_000,
-  pollMs: 50,
+  ...LEASE_DEFAULTS,
+} satisfies Required<Omit<BrowserTokenStoreOptions, 'key'>>;
+
+const BROWSER_OPTIONS: OptionNames<BrowserTokenStoreOptions> = {
+  key: true,
+  storage: true,
+  keepAccessInMemory: true,
+  lockTimeoutMs: true,
+  lockTtlMs: true,
+  pollMs: true,
 };
 
 /** How long a tab that knows no pair waits for another tab to tell it one. */
@@ -136,10 +143,7 @@ export class BrowserTokenStore implements TokenStore {
    * and for a `storage` the environment does not offer (a server render), instead of failing at the first request.
    */
   constructor(options: BrowserTokenStoreOptions) {
-    const given = checkStoreOptions('BrowserTokenStore', options, [
-      'key',
-      ...Object.keys(BROWSER_DEFAULTS),
-    ]) as Partial<BrowserTokenStoreOptions>;
+    const given = checkStoreOptions('BrowserTokenStore', options, BROWSER_OPTIONS) as Partial<BrowserTokenStoreOptions>;
     if (typeof given.key !== 'string' || given.key === '') {
       throw new TypeError(
         `BrowserTokenStore: \`key\` must name the account's tokens, such as { key: 'orders-api' }; got ${describe(given.key)}.`,

@@ -11,24 +11,11 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
 import { parseRecord, recordToJson } from './record.js';
 import type { FencedPair } from './record.js';
-import { acquire, Announcer, checkStoreOptions, describe, keepAlive, Wakeup } from './shared.js';
-import type { Attempt } from './shared.js';
+import { acquire, Announcer, checkStoreOptions, describe, keepAlive, LEASE_DEFAULTS, Wakeup } from './shared.js';
+import type { Attempt, LeaseOptions, OptionNames } from './shared.js';
 
 /** Options of {@link FileTokenStore}. */
-export interface FileTokenStoreOptions {
-  /**
-   * Length of the lock's lease. The holder extends it while it renews, so a slow renewal keeps the lock; a holder
-   * that was killed blocks the others this long at most.
-   * @default 10_000
-   */
-  lockTtlMs?: number;
-  /**
-   * How long a process waits for the lock before it gives up and renews without it (reported as `STORE_FAILED`).
-   * Longer than the longest renewal (token calls with their retries and `Retry-After` waits), so that a holder that
-   * is merely slow is waited for; a holder that died is the lease's business.
-   * @default 120_000
-   */
-  lockTimeoutMs?: number;
+export interface FileTokenStoreOptions extends LeaseOptions {
   /**
    * How often a waiting process looks at the lock again; it also looks when the token file changes.
    * @default 25
@@ -42,7 +29,14 @@ export interface FileTokenStoreOptions {
   watch?: boolean;
 }
 
-const FILE_DEFAULTS = { lockTtlMs: 10_000, lockTimeoutMs: 120_000, pollMs: 25, watch: true };
+const FILE_DEFAULTS = { ...LEASE_DEFAULTS, pollMs: 25, watch: true } satisfies Required<FileTokenStoreOptions>;
+
+const FILE_OPTIONS: OptionNames<FileTokenStoreOptions> = {
+  lockTtlMs: true,
+  lockTimeoutMs: true,
+  pollMs: true,
+  watch: true,
+};
 
 /**
  * Keeps the pair in one JSON file (mode 0600) that the processes of a host share: cluster workers, cron jobs, CLI
@@ -79,7 +73,7 @@ export class FileTokenStore implements TokenStore {
         'FileTokenStore: the first argument must be the path of the token file, such as "/var/lib/my-app/tokens.json".',
       );
     }
-    checkStoreOptions('FileTokenStore', options, Object.keys(FILE_DEFAULTS));
+    checkStoreOptions('FileTokenStore', options, FILE_OPTIONS);
     if (options.watch !== undefined && typeof options.watch !== 'boolean') {
       throw new TypeError(`FileTokenStore: \`watch\` must be true or false; got ${describe(options.watch)}.`);
     }

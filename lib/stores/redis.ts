@@ -7,8 +7,17 @@
 import { randomUUID } from 'node:crypto';
 import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
 import { parseRecord, recordToJson } from './record.js';
-import { acquire, Announcer, checkStoreOptions, describe, keepAlive, Wakeup, within } from './shared.js';
-import type { Attempt } from './shared.js';
+import {
+  acquire,
+  Announcer,
+  checkStoreOptions,
+  describe,
+  keepAlive,
+  LEASE_DEFAULTS,
+  Wakeup,
+  within,
+} from './shared.js';
+import type { Attempt, LeaseOptions, OptionNames } from './shared.js';
 
 /** The commands the store sends; an ioredis `Redis` or `Cluster` has them. */
 export interface RedisClientLike {
@@ -31,7 +40,7 @@ export interface RedisSubscriberLike {
 }
 
 /** Options of {@link RedisTokenStore}. Only `prefix` is required. */
-export interface RedisTokenStoreOptions {
+export interface RedisTokenStoreOptions extends LeaseOptions {
   /**
    * Names this account's keys: `{prefix}:pair`, `{prefix}:lock` and `{prefix}:fence` (the braces keep them in one
    * Redis Cluster slot). One prefix per account: two accounts under one prefix would swap tokens.
@@ -45,24 +54,6 @@ export interface RedisTokenStoreOptions {
    */
   subscriber?: RedisSubscriberLike;
   /**
-   * Length of the lock's lease. The holder extends it while it renews, so a slow renewal keeps the lock; a holder
-   * that was killed blocks the others this long at most.
-   * @default 10_000
-   */
-  lockTtlMs?: number;
-  /**
-   * How long a process waits for the lock before it gives up and renews without it (reported as `STORE_FAILED`).
-   * Longer than the longest renewal (token calls with their retries and `Retry-After` waits), so that a holder that
-   * is merely slow is waited for; a holder that died is the lease's business.
-   * @default 120_000
-   */
-  lockTimeoutMs?: number;
-  /**
-   * How often a waiting process tries the lock again (with pub/sub, a fallback in case a message is lost).
-   * @default 50
-   */
-  pollMs?: number;
-  /**
    * The pair's key (and the fence's) expires this long after its last write, so the pair of an account nobody uses
    * any more goes. Longer than `lockTtlMs`.
    * @default 86_400_000 (one day)
@@ -70,7 +61,18 @@ export interface RedisTokenStoreOptions {
   keyTtlMs?: number;
 }
 
-const REDIS_DEFAULTS = { lockTtlMs: 10_000, lockTimeoutMs: 120_000, pollMs: 50, keyTtlMs: 86_400_000 };
+const REDIS_DEFAULTS = { ...LEASE_DEFAULTS, keyTtlMs: 86_400_000 } satisfies Required<
+  Omit<RedisTokenStoreOptions, 'prefix' | 'subscriber'>
+>;
+
+const REDIS_OPTIONS: OptionNames<RedisTokenStoreOptions> = {
+  lockTtlMs: true,
+  lockTimeoutMs: true,
+  pollMs: true,
+  keyTtlMs: true,
+  prefix: true,
+  subscriber: true,
+};
 
 /**
  * The fence of the last grant, or of the stored record if greater (the fence key expired, or was deleted): Lua
@@ -163,7 +165,7 @@ export class RedisTokenStore implements TokenStore {
       throw new TypeError('RedisTokenStore: the first argument must be an ioredis client, such as `new Redis(url)`.');
     }
     // No options at all is a missing prefix, which the next check names.
-    checkStoreOptions('RedisTokenStore', options ?? {}, [...Object.keys(REDIS_DEFAULTS), 'prefix', 'subscriber']);
+    checkStoreOptions('RedisTokenStore', options ?? {}, REDIS_OPTIONS);
     if (typeof options?.prefix !== 'string' || options.prefix === '') {
       throw new TypeError(
         `RedisTokenStore: \`prefix\` is required: one string per account, such as "tokens:orders-service"; got ${describe(options?.prefix)}.`,

@@ -1,6 +1,41 @@
-// What the shared stores (file, Redis) have in common: the lock wait, the lease, wake-ups, listeners and option
-// checks. The record they keep is in record.ts.
+// What the stores that share the pair (file, Redis, browser) have in common: the lease options, the lock wait, the
+// lease, wake-ups, listeners and option checks. The record they keep is in record.ts.
 import type { TokenPair } from '../types.js';
+
+/** The options of a lock kept as a lease: every store that shares the pair between processes has them. */
+export interface LeaseOptions {
+  /**
+   * Length of the lock's lease. The holder extends it while it renews, so a slow renewal keeps the lock; a holder
+   * that was killed blocks the others this long at most.
+   * @default 10_000
+   */
+  lockTtlMs?: number;
+  /**
+   * How long a process waits for the lock before it gives up and renews without it (reported as `STORE_FAILED`).
+   * Longer than the longest renewal (token calls with their retries and `Retry-After` waits), so that a holder that
+   * is merely slow is waited for; a holder that died is the lease's business.
+   * @default 120_000
+   */
+  lockTimeoutMs?: number;
+  /**
+   * How often a waiting process tries the lock again; where the store hears of a release (pub/sub), this is the
+   * fallback in case a message is lost.
+   * @default 50
+   */
+  pollMs?: number;
+}
+
+export const LEASE_DEFAULTS = {
+  lockTtlMs: 10_000,
+  lockTimeoutMs: 120_000,
+  pollMs: 50,
+} satisfies Required<LeaseOptions>;
+
+/**
+ * Every option name of a store, each once: a new option that is not listed here fails to compile, instead of being
+ * refused as unknown at run time.
+ */
+export type OptionNames<Options> = { readonly [Name in keyof Options]-?: true };
 
 /** What one try at a shared lock gives: the lock, or how long its current lease has left. */
 export type Attempt<T> = { granted: T } | { retryInMs: number };
@@ -127,15 +162,20 @@ export function keepAlive(extend: () => Promise<boolean>, leaseMs: number): { st
 }
 
 /**
- * Checks the options of a shared store, naming the option that is wrong: no option it does not know, and positive
- * milliseconds for the timing options among `known`.
+ * Checks the options of a store, naming the option that is wrong: no option it does not know, and positive
+ * milliseconds for every option whose name ends in `Ms`.
  */
-export function checkStoreOptions(store: string, options: unknown, known: readonly string[]): Record<string, unknown> {
+export function checkStoreOptions(
+  store: string,
+  options: unknown,
+  names: Readonly<Record<string, true>>,
+): Record<string, unknown> {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(
       `${store}: the options must be an object, such as { lockTtlMs: 10_000 }; got ${describe(options)}.`,
     );
   }
+  const known = Object.keys(names);
   for (const name of Object.keys(options)) {
     if (!known.includes(name))
       throw new TypeError(
@@ -143,7 +183,7 @@ export function checkStoreOptions(store: string, options: unknown, known: readon
       );
   }
   const given = options as Record<string, unknown>;
-  for (const name of ['lockTtlMs', 'lockTimeoutMs', 'pollMs', 'keyTtlMs']) {
+  for (const name of known.filter((each) => each.endsWith('Ms'))) {
     const value = given[name];
     if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)) {
       throw new TypeError(`${store}: \`${name}\` must be a positive number of milliseconds; got ${describe(value)}.`);
