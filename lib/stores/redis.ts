@@ -75,8 +75,9 @@ const REDIS_OPTIONS: OptionNames<RedisTokenStoreOptions> = {
 };
 
 /**
- * The fence of the last grant, or of the stored record if greater (the fence key expired, or was deleted): Lua
- * shared by LOCK and WRITE, for KEYS[2] the fence and `current` the pair's value as read (or false).
+ * The fence of the last grant, or of the stored record if greater: not an `INCR` of the fence key alone, which would
+ * count again from 1 once that key expired or was deleted. Lua shared by LOCK and WRITE, for KEYS[2] the fence and
+ * `current` the pair's value as read (or false).
  */
 const LATEST_FENCE = `
 local function latest_fence(current)
@@ -132,8 +133,9 @@ return 1`;
 
 /**
  * Keeps the pair in Redis, for processes on any number of hosts (containers, cluster workers, serverless). One
- * process renews at a time under a lock (`SET NX PX`, a fence from `INCR`, compare-and-delete release), and the
- * others take its pair without calling the service. Takes your ioredis client; ioredis stays an optional peer.
+ * process renews at a time under a lock (`SET NX PX`, a fence one past both the last grant and the stored record's,
+ * compare-and-delete release), and the others take its pair without calling the service. Takes your ioredis client;
+ * ioredis stays an optional peer.
  *
  * @example
  * import Redis from 'ioredis';
