@@ -1,0 +1,106 @@
+import type { TokenPair } from '../../types.js';
+import { isPair } from '../record.js';
+import type { FencedPair } from '../record.js';
+
+/** How long a tab that knows no pair waits for another tab to tell it one. */
+const ASK_PEERS_MS = 150;
+
+/** What the tabs of one key say to each other: a question for the pair, a record, a lease let go. */
+type Message = { type: 'ask' } | { type: 'pair'; fence: number; pair: TokenPair | null } | { type: 'released' };
+
+/** What the channel needs of the tab it speaks for. */
+export interface ChannelHost {
+  /** The record this tab knows: its answer to another tab's question. */
+  known(): FencedPair | undefined;
+  /** Another tab told of a record, which may be older than the one this tab knows. */
+  told(record: FencedPair): void;
+  /** A message came, of any kind: a tab waiting for the lease looks again. */
+  stirred(): void;
+}
+
+/**
+ * The tabs' BroadcastChannel, over which they hand each other records, and the waits for what it (or a storage event)
+ * brings. Without BroadcastChannel it says nothing and hears nothing.
+ */
+export class TabChannel {
+  private readonly broadcast: BroadcastChannel | undefined;
+  /** Conditions waited for (an answer from another tab, the last writer's record), checked whenever a record arrives. */
+  private readonly watchers = new Set<() => void>();
+  private closed = false;
+
+  constructor(
+    name: string,
+    private readonly host: ChannelHost,
+  ) {
+    if (typeof BroadcastChannel !== 'function') return;
+    this.broadcast = new BroadcastChannel(name);
+    this.broadcast.onmessage = (event: MessageEvent<Message>) => this.received(event.data);
+    // Node has BroadcastChannel too (server renders, tests): it must not keep a process alive.
+    (this.broadcast as { unref?: () => void }).unref?.();
+  }
+
+  /** Tells the other tabs of a record this tab wrote. */
+  tell(record: FencedPair): void {
+    this.post({ type: 'pair', ...record });
+  }
+
+  /** Tells the other tabs that this tab let go of the lease. */
+  tellReleased(): void {
+    this.post({ type: 'released' });
+  }
+
+  /** Asks the other tabs for the record they know; the first answer that `fits` wins, or undefined after a while. */
+  async ask(fits: (record: FencedPair) => boolean): Promise<FencedPair | undefined> {
+    if (!this.broadcast) return undefined;
+    const answer = (): FencedPair | undefined => {
+      const known = this.host.known();
+      return known?.pair && fits(known) ? known : undefined;
+    };
+    this.post({ type: 'ask' });
+    return (await this.until(() => answer() !== undefined, ASK_PEERS_MS)) ? answer() : undefined;
+  }
+
+  /** True once `condition` holds (checked now and whenever a record arrives), false after `ms`. */
+  until(condition: () => boolean, ms: number): Promise<boolean> {
+    if (condition()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (met: boolean): void => {
+        clearTimeout(timer);
+        this.watchers.delete(check);
+        resolve(met);
+      };
+      const check = (): void => {
+        if (condition()) done(true);
+      };
+      const timer = setTimeout(() => done(false), ms);
+      this.watchers.add(check);
+    });
+  }
+
+  /** A record arrived, by message or in storage: checks what is waited for. */
+  recheck(): void {
+    for (const watcher of [...this.watchers]) watcher();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.broadcast?.close();
+  }
+
+  private received(message: Message): void {
+    if (this.closed || typeof message !== 'object' || message === null) return;
+    if (message.type === 'ask') {
+      const known = this.host.known();
+      if (known?.pair) this.post({ type: 'pair', ...known });
+    } else if (message.type === 'pair') {
+      // Another tab, maybe of another version of the app: its record is checked as a stored one would be.
+      if (typeof message.fence !== 'number' || (message.pair !== null && !isPair(message.pair))) return;
+      this.host.told({ fence: message.fence, pair: message.pair });
+    }
+    this.host.stirred();
+  }
+
+  private post(message: Message): void {
+    this.broadcast?.postMessage(message);
+  }
+}
