@@ -7,16 +7,7 @@ import { FileTokenStore } from '../lib/stores/file.js';
 import type { FileTokenStoreOptions } from '../lib/stores/file.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
-import {
-  expectLapsedHolderFencedOut,
-  expectRoundTrip,
-  expectUnfencedWritesLand,
-  PAIR_A,
-  PAIR_B,
-  PAIR_C,
-  STALE,
-  undoable,
-} from './helpers/store-contract.js';
+import { expectRoundTrip, PAIR_A, PAIR_B, PAIR_C, STALE, testStoreLock, undoable } from './helpers/store-contract.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 
 closeEmulatorsAfterEach();
@@ -39,13 +30,11 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 function store(options: FileTokenStoreOptions = {}, path = file): FileTokenStore {
   return new FileTokenStore(path, options);
 }
 
-const { locked, listen } = undoable(() => undo);
+const { listen } = undoable(() => undo);
 
 async function exists(path: string): Promise<boolean> {
   return stat(path).then(
@@ -131,42 +120,23 @@ describe('FileTokenStore: reading and writing', () => {
   });
 });
 
-describe('FileTokenStore: lock', () => {
-  it('makes a second instance on the same path wait until the first releases, then grants it a greater fence', async () => {
-    const first = store();
-    const second = store();
-    const a = await first.lock();
-    let released = false;
-    let releasedWhenGranted: boolean | undefined;
+testStoreLock('FileTokenStore', {
+  open: (timings) => store(timings),
+  fences: 'every grant',
+  lease: {
+    where: () => lockFile,
+    owner: () => readFile(lockFile, 'utf8').catch(() => null),
+    plant: async (owner, holder) => {
+      await writeFile(lockFile, owner);
+      // A killed holder stopped extending its lease long ago.
+      if (holder === 'killed') await age(lockFile, 5_000);
+    },
+    // A's lease is long (see the contract): ageing its lock file past any waiter's lockTtlMs is what a stall would do.
+    lapse: () => age(lockFile, 10_000),
+  },
+});
 
-    const waiting = second.lock().then((lock) => {
-      releasedWhenGranted = released;
-      return lock;
-    });
-    // Many polls (pollMs 25) of the waiter fall in this time; none may take the lock.
-    await sleep(250);
-    expect(releasedWhenGranted).toBeUndefined();
-    expect(await readFile(lockFile, 'utf8')).not.toBe('');
-    released = true;
-    await a.release();
-    const b = await waiting;
-    undo.push(() => b.release());
-
-    expect(releasedWhenGranted).toBe(true);
-    expect(typeof a.fence).toBe('number');
-    expect(b.fence).toBeGreaterThan(a.fence!);
-  });
-
-  it('grants a fence greater than that of the last write', async () => {
-    const tokens = store();
-    const far = Date.now() + 3_600_000;
-    await tokens.set(PAIR_A, far);
-
-    const lock = await locked(store());
-
-    expect(lock.fence).toBeGreaterThan(far);
-  });
-
+describe('FileTokenStore: fences', () => {
   // Two grants in one millisecond with no write between them happen on a fast machine (lock, release, lock), and a
   // clock may step back (NTP, a resumed VM): a fence taken from the clock would repeat. A frozen clock makes it certain.
   it('grants each lock a greater fence than the last, even within one millisecond', async () => {
@@ -195,82 +165,6 @@ describe('FileTokenStore: lock', () => {
     } finally {
       jest.useRealTimers();
     }
-  });
-
-  it('removes its lock file on release', async () => {
-    const lock = await store().lock();
-    expect(await exists(lockFile)).toBe(true);
-
-    await lock.release();
-
-    expect(await exists(lockFile)).toBe(false);
-  });
-
-  it('takes over a lock file whose holder stopped extending it longer than lockTtlMs ago', async () => {
-    await writeFile(lockFile, 'a holder that was killed');
-    await age(lockFile, 5_000);
-
-    const lock = await store({ lockTtlMs: 1_000, lockTimeoutMs: 3_000 }).lock();
-
-    expect(await readFile(lockFile, 'utf8')).not.toBe('a holder that was killed');
-    await lock.release();
-    expect(await exists(lockFile)).toBe(false);
-  });
-
-  it('gives up on a live foreign lock after lockTimeoutMs, naming the option, and leaves that lock alone', async () => {
-    await writeFile(lockFile, 'a live holder');
-
-    const error = (await store({ lockTtlMs: 1_000, lockTimeoutMs: 300 })
-      .lock()
-      .catch((reason: unknown) => reason)) as Error;
-
-    expect(error).toBeInstanceOf(Error);
-    expect(error.message).toContain('`lockTimeoutMs`');
-    expect(error.message).toContain(lockFile);
-    expect(await readFile(lockFile, 'utf8')).toBe('a live holder');
-  });
-
-  it('extends the lease while it is held, so that another instance cannot take it after lockTtlMs', async () => {
-    const lock = await locked(store({ lockTtlMs: 1_000 }));
-    // Past the first lease: only the extensions keep the lock file fresh from here on.
-    await sleep(1_000);
-
-    const error = (await store({ lockTtlMs: 1_000, lockTimeoutMs: 1_500 })
-      .lock()
-      .catch((reason: unknown) => reason)) as Error;
-
-    expect(error).toBeInstanceOf(Error);
-    expect(error.message).toContain('`lockTimeoutMs`');
-    expect(await exists(lockFile)).toBe(true);
-    await lock.release();
-    expect(await exists(lockFile)).toBe(false);
-  });
-
-  it('release() leaves a lock file that another holder wrote meanwhile (compare and delete)', async () => {
-    const lock = await store().lock();
-    // Its lease lapsed and another holder took the lock: the file is that holder's now.
-    await writeFile(lockFile, 'another holder');
-
-    await lock.release();
-
-    expect(await readFile(lockFile, 'utf8')).toBe('another holder');
-  });
-});
-
-describe('FileTokenStore: fencing', () => {
-  it('refuses a write under a lapsed lock once a later lock was granted, and keeps the later pair', async () => {
-    await expectLapsedHolderFencedOut({
-      // A's lease is long, so it never extends during the test: the test makes it lapse by ageing its lock file.
-      a: store({ lockTtlMs: 60_000 }),
-      b: store({ lockTtlMs: 1_000, lockTimeoutMs: 5_000 }),
-      take: locked,
-      lapse: () => age(lockFile, 10_000),
-      lockHeld: () => exists(lockFile),
-    });
-  });
-
-  it('always writes an unfenced set() or clear(), and keeps the fence for later fenced writes', async () => {
-    await expectUnfencedWritesLand({ a: store(), b: store(), take: (holder) => locked(holder) });
   });
 });
 

@@ -9,15 +9,7 @@ import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisTokenStoreOptions } from '../lib/stores/redis.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { burst, fulfilled, until } from './helpers/flow.js';
-import {
-  expectLapsedHolderFencedOut,
-  expectRoundTrip,
-  expectUnfencedWritesLand,
-  PAIR_A,
-  PAIR_B,
-  STALE,
-  undoable,
-} from './helpers/store-contract.js';
+import { expectRoundTrip, PAIR_A, PAIR_B, STALE, testStoreLock, undoable } from './helpers/store-contract.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 import { startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
@@ -178,105 +170,19 @@ describe('RedisTokenStore: keys and values', () => {
   });
 });
 
-describe('RedisTokenStore: lock', () => {
-  it('makes a second store wait until the first releases (SET NX), with a fence greater at each grant', async () => {
-    const first = store({ lockTtlMs: 5_000 });
-    const second = store({ lockTtlMs: 5_000 });
-    const a = await first.lock();
-    const ttl = await redis.pttl(key('lock'));
-    expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(5_000);
-    let released = false;
-    let releasedWhenGranted: boolean | undefined;
-
-    const waiting = second.lock().then((lock) => {
-      releasedWhenGranted = released;
-      return lock;
-    });
-    // Many polls (pollMs 50) of the waiter fall in this time; none may take the lock.
-    await sleep(300);
-    expect(releasedWhenGranted).toBeUndefined();
-    released = true;
-    await a.release();
-    const b = await waiting;
-    await b.release();
-    const c = await first.lock();
-    await c.release();
-
-    expect(releasedWhenGranted).toBe(true);
-    expect(typeof a.fence).toBe('number');
-    expect(b.fence).toBeGreaterThan(a.fence!);
-    expect(c.fence).toBeGreaterThan(b.fence!);
-    expect(await redis.exists(key('lock'))).toBe(0);
-  });
-
-  it('takes the lock once the key of a killed holder expires', async () => {
-    // A holder that was killed: nobody extends or releases its key.
-    await redis.set(key('lock'), 'someone-else', 'PX', 1_000);
-
-    const lock = await locked(store({ lockTimeoutMs: 5_000 }));
-
-    expect(typeof lock.fence).toBe('number');
-    const owner = await redis.get(key('lock'));
-    expect(owner).not.toBeNull();
-    expect(owner).not.toBe('someone-else');
-  });
-
-  it('gives up after lockTimeoutMs while a foreign key lives on, naming the option, and leaves that key', async () => {
-    await redis.set(key('lock'), 'someone-else', 'PX', 10_000);
-
-    const error = (await store({ lockTimeoutMs: 300 })
-      .lock()
-      .catch((reason: unknown) => reason)) as Error;
-
-    expect(error).toBeInstanceOf(Error);
-    expect(error.message).toContain('`lockTimeoutMs`');
-    expect(error.message).toContain(key('lock'));
-    expect(await redis.get(key('lock'))).toBe('someone-else');
-  });
-
-  it('extends the lease while it is held, so that another store cannot take it after lockTtlMs', async () => {
-    await locked(store({ lockTtlMs: 1_000 }));
-    // Past the first lease: only the extensions keep the key alive from here on.
-    await sleep(1_000);
-
-    const error = (await store({ lockTimeoutMs: 1_500 })
-      .lock()
-      .catch((reason: unknown) => reason)) as Error;
-
-    expect(error).toBeInstanceOf(Error);
-    expect(error.message).toContain('`lockTimeoutMs`');
-    const ttl = await redis.pttl(key('lock'));
-    expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(1_000);
-  });
-
-  it('release() leaves a key that another owner wrote meanwhile (compare and delete)', async () => {
-    const lock = await store().lock();
-    // Its lease lapsed and another holder took the lock: the key is that holder's now.
-    await redis.set(key('lock'), 'another-owner', 'PX', 10_000);
-
-    await lock.release();
-
-    expect(await redis.get(key('lock'))).toBe('another-owner');
-  });
-});
-
-describe('RedisTokenStore: fencing', () => {
-  it('refuses a write under an older fence once a later lock was granted, and keeps the newer pair', async () => {
-    await expectLapsedHolderFencedOut({
-      a: store(),
-      b: store(),
-      take: locked,
-      // A stalls past its lease: its key is gone.
-      lapse: async () => void (await redis.del(key('lock'))),
-      lockHeld: async () => (await redis.exists(key('lock'))) === 1,
-    });
-  });
-
-  it('always writes an unfenced set() or clear()', async () => {
-    await expectUnfencedWritesLand({ a: store(), b: store(), take: (holder) => locked(holder) });
-  });
+testStoreLock('RedisTokenStore', {
+  open: (timings) => store(timings),
+  fences: 'every grant',
+  lease: {
+    where: () => key('lock'),
+    owner: () => redis.get(key('lock')),
+    ttlLeft: () => redis.pttl(key('lock')),
+    // A killed holder's key expires with its lease, as nobody extends it.
+    plant: async (owner, holder) =>
+      void (await redis.set(key('lock'), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
+    // Its holder stalled past its lease: the key is gone.
+    lapse: async () => void (await redis.del(key('lock'))),
+  },
 });
 
 describe('RedisTokenStore: pub/sub', () => {
