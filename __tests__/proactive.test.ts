@@ -209,8 +209,8 @@ describe('an expiry already past on arrival is not trusted', () => {
     await expectNoStorm(setup);
   });
 
-  it.each([1, 10, 30])('an `expires_in` of %i s, within the 30 s margin', async (seconds) => {
-    const setup = await primed({}, (service) => {
+  it.each([1, 10, 30])('an `expires_in` of %i s, within an `expiryMarginMs` of 30 s', async (seconds) => {
+    const setup = await primed({ expiryMarginMs: 30_000 }, (service) => {
       service.expiresIn = seconds;
     });
     await expectNoStorm(setup);

@@ -21,6 +21,19 @@ function routesSince(service: FakeTokenService, from: number): Received['route']
 }
 
 /** The error of every rejected result; fails the test if one was fulfilled. */
+/**
+ * What a request gets while automatic logins are paused: the rejection's code and status, a message that says until
+ * when, and the rejection itself as `cause`.
+ */
+function expectPausedBy(error: unknown, rejection: unknown): void {
+  const { code, status } = rejection as TokenAuthError;
+  expect(error).toMatchObject({ name: 'TokenAuthError', code, status });
+  expect((error as Error).message).toMatch(
+    /^Automatic logins are paused until \d{4}-\d\d-\d\dT[\d:.]+Z \(\d+ s more, `loginCooldownMs`\)/,
+  );
+  expect((error as Error).cause).toBe(rejection);
+}
+
 function reasons(results: PromiseSettledResult<unknown>[]): unknown[] {
   return results.map((result) => {
     if (result.status === 'fulfilled') throw new Error('expected every request to be rejected');
@@ -188,7 +201,7 @@ describe('the login rejects the credentials', () => {
     clock.advance(29_999);
     const late = await burst(4, (i) => api.get(`/late/${i}`));
 
-    for (const error of [...reasons(early), ...reasons(late)]) expect(error).toBe(first);
+    for (const error of [...reasons(early), ...reasons(late)]) expectPausedBy(error, first);
     expect(service.received).toHaveLength(1);
 
     clock.advance(1);
@@ -199,7 +212,7 @@ describe('the login rejects the credentials', () => {
     // A new attempt, with its own error, that starts a new cooldown.
     expect(after).not.toBe(first);
     clock.advance(59_999);
-    expect(await api.get('/again').catch((e: unknown) => e)).toBe(after);
+    expectPausedBy(await api.get('/again').catch((e: unknown) => e), after);
     expect(service.count('login')).toBe(2);
   });
 
@@ -283,7 +296,7 @@ describe('the login rejects the credentials', () => {
       clock.advance(59_999);
       const inWindow = await burst(3, (i) => api.get(`/later/${i}`));
 
-      for (const other of reasons(inWindow)) expect(other).toBe(error);
+      for (const other of reasons(inWindow)) expectPausedBy(other, error);
       expect(service.count('login')).toBe(2);
     });
 
@@ -298,7 +311,7 @@ describe('the login rejects the credentials', () => {
         inWindow.push(await api.get(`/later/${i}`).catch((e: unknown) => e));
       }
 
-      for (const other of inWindow) expect(other).toBe(error);
+      for (const other of inWindow) expectPausedBy(other, error);
       expect(routesSince(service, from)).toEqual([]);
     });
   });

@@ -466,7 +466,9 @@ describe('connection errors, over real sockets', () => {
     const error = asTokenAuthError(await failureOf(api.get('/orders')));
 
     expect(error.code).toBe('TOKEN_SERVICE_UNAVAILABLE');
-    expect(error.message).toMatch(/answered POST \/auth\/api\/v1\/accounts\/token with an answer that was cut off/);
+    expect(error.message).toMatch(
+      /answered POST http:\/\/127\.0\.0\.1:\d+\/auth\/api\/v1\/accounts\/token with an answer that was cut off/,
+    );
     expect(service.calls.filter((call) => call.route === 'token').map((call) => call.body)).toEqual([
       JSON.stringify({ refresh_token: tokens?.refresh }),
     ]);

@@ -1,5 +1,5 @@
 import { AxiosHeaders, isAxiosError } from 'axios';
-import type { AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
+import type { AxiosInstance, AxiosRequestConfig, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import { Emitter } from './events.js';
 import { resolveOptions } from './options.js';
 import { answeredFrom, OriginPolicy, requestURL } from './origins.js';
@@ -125,8 +125,15 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     } as AxiosRequestConfig);
   };
 
+  // What an app's interceptor registered before this one made of the answer may not be a response any more.
+  const accepted = (response: AxiosResponse): AxiosResponse => {
+    const ticket = ((response as Partial<AxiosResponse> | undefined)?.config as Marked | undefined)?.[carried];
+    if (ticket) keeper.accepted(ticket);
+    return response;
+  };
+
   const requestId = instance.interceptors.request.use(authorize);
-  const responseId = instance.interceptors.response.use(undefined, recover);
+  const responseId = instance.interceptors.response.use(accepted, recover);
   target[ATTACHED] = true;
 
   return {

@@ -8,10 +8,15 @@ import type { Credentials, CredentialsSource } from './types.js';
  */
 export function credentialsProblem(value: unknown): string | undefined {
   const record = value as { username?: unknown; password?: unknown } | null | undefined;
-  // Never echo the values: one of them is a password.
-  if (typeof record?.username !== 'string' || typeof record.password !== 'string')
-    return 'must have a string `username` and a string `password`';
-  if (record.username.includes(':'))
+  // Name what is wrong, never the values: one of them is a password.
+  const wrong = (['username', 'password'] as const).flatMap((field) => {
+    const given = record?.[field];
+    if (given === undefined) return [`\`${field}\` is undefined (is the environment variable it comes from set?)`];
+    if (typeof given !== 'string') return [`\`${field}\` is ${given === null ? 'null' : `a ${typeof given}`}`];
+    return given === '' ? [`\`${field}\` is empty`] : [];
+  });
+  if (wrong.length > 0) return `must have a string \`username\` and a string \`password\`, but ${wrong.join(' and ')}`;
+  if ((record as Credentials).username.includes(':'))
     return 'cannot be sent: the username contains ":", which HTTP Basic cannot carry (RFC 7617); the password may contain it';
   return undefined;
 }

@@ -8,6 +8,8 @@ export type TokenAuthErrorCode =
   | 'NO_CREDENTIALS'
   /** A 200 answer carried no access token the parser could read. */
   | 'TOKEN_RESPONSE_INVALID'
+  /** The login or token call answered 404 or 405: `authBaseURL`, `loginPath` or `tokenPath` is wrong. */
+  | 'TOKEN_ENDPOINT_NOT_FOUND'
   /** The token service could not be reached, timed out, redirected, or answered 5xx/429 after the retries. */
   | 'TOKEN_SERVICE_UNAVAILABLE'
   /** The token store failed to read or write. The plugin goes on with the tokens it holds in memory. */

@@ -1,4 +1,5 @@
 import { TokenAuthError } from './errors.js';
+import { withJwtExpiry } from './parse.js';
 import type { SecretList } from './redact.js';
 import type { TokenPair, TokenStore, TokenStoreLock } from './types.js';
 
@@ -27,10 +28,14 @@ export class GuardedStore implements TokenStore {
     private readonly onFailure: (error: TokenAuthError) => void,
   ) {}
 
-  /** The stored pair; null when there is none, when what is stored has no access token, or when the read failed. */
+  /**
+   * The stored pair; null when there is none, when what is stored has no access token, or when the read failed. A
+   * pair stored without `expiresAt` (a custom store, a pair from another library) gets its JWT's `exp`, so that an
+   * expired token is renewed before it is sent rather than refused.
+   */
   async get(): Promise<TokenPair | null> {
     const pair = await this.call(() => this.store.get());
-    return pair && typeof pair.access === 'string' ? pair : null;
+    return pair && typeof pair.access === 'string' ? withJwtExpiry(pair) : null;
   }
 
   /** False when the store refused the write for a later holder's fence; undefined when it failed. */

@@ -1,4 +1,5 @@
 import type { Emitter } from './events.js';
+import { jwtTimes } from './parse.js';
 import type { SecretList } from './redact.js';
 import type { TokenAuthEvents, TokenPair } from './types.js';
 
@@ -9,9 +10,15 @@ import type { TokenAuthEvents, TokenPair } from './types.js';
 export interface Held {
   readonly pair: TokenPair;
   readonly generation: number;
+  /** When it is renewed before being sent: its expiry less the margin its lifetime gives. */
+  readonly renewAt: number;
 }
 
-/** The pair one holder uses now, and when a pair counts as expired. */
+/**
+ * The pair one holder uses now, and when a pair counts as expired: within `marginFor(lifetime)` of its expiry, the
+ * lifetime being the JWT's `exp - iat` where the token says, else the time it had left when this holder got it
+ * (the whole lifetime, for a pair fresh from an answer).
+ */
 export class HeldPair {
   private held: Held | null = null;
   private generation = 0;
@@ -20,7 +27,7 @@ export class HeldPair {
     private readonly secrets: SecretList,
     private readonly events: Emitter<TokenAuthEvents>,
     private readonly clock: () => number,
-    private readonly marginMs: number,
+    private readonly marginFor: (lifetimeMs: number) => number,
   ) {}
 
   get current(): Held | null {
@@ -30,7 +37,7 @@ export class HeldPair {
   /** Uses `pair` from now on; `fromStore` when another holder obtained it, which the `adopt` event announces once. */
   hold(pair: TokenPair, fromStore: boolean): Held {
     this.generation += 1;
-    const held: Held = { pair, generation: this.generation };
+    const held: Held = { pair, generation: this.generation, renewAt: this.renewAt(pair) };
     this.held = held;
     // A pair can come back (a store event, then a write refused by the fence): it was adopted once.
     const known = this.secrets.remember(pair);
@@ -48,11 +55,19 @@ export class HeldPair {
   /** The current pair, if valid and newer than the pair of `generation`. */
   newerThan(generation: number): Held | null {
     const held = this.held;
-    return held && held.generation > generation && !this.expired(held.pair) ? held : null;
+    return held && held.generation > generation && !this.expired(held) ? held : null;
   }
 
-  /** Known to expire within the margin: renewed before it is sent. */
-  expired(pair: TokenPair): boolean {
-    return pair.expiresAt !== undefined && this.clock() >= pair.expiresAt - this.marginMs;
+  /** Known to expire within its margin: renewed before it is sent. */
+  expired(pair: TokenPair | Held): boolean {
+    return this.clock() >= ('renewAt' in pair ? pair.renewAt : this.renewAt(pair));
+  }
+
+  private renewAt(pair: TokenPair): number {
+    const expiresAt = pair.expiresAt;
+    if (expiresAt === undefined) return Infinity;
+    const { expiresAt: exp, issuedAt } = jwtTimes(pair.access);
+    const lifetimeMs = exp !== undefined && issuedAt !== undefined ? exp - issuedAt : expiresAt - this.clock();
+    return expiresAt - this.marginFor(lifetimeMs);
   }
 }

@@ -29,7 +29,7 @@ export const DEFAULTS = Object.freeze({
   isTokenRejected: (error: AxiosError): boolean => error.response?.status === 401,
   /** {@link TokenAuthOptions.accessTokenLifetimeMs}: 45 minutes. */
   accessTokenLifetimeMs: 45 * 60_000,
-  /** {@link TokenAuthOptions.expiryMarginMs}: 30 seconds. */
+  /** {@link TokenAuthOptions.expiryMarginMs}: 30 seconds at the most; a tenth of the token's lifetime when shorter. */
   expiryMarginMs: 30_000,
   /** {@link TokenAuthOptions.tokenTimeoutMs}: 15 seconds. */
   tokenTimeoutMs: 15_000,
@@ -54,8 +54,14 @@ export const DEFAULTS = Object.freeze({
   clock: Date.now,
 } satisfies Partial<TokenAuthOptions>);
 
-export type ResolvedOptions = Required<Omit<TokenAuthOptions, 'authBaseURL' | 'origins' | 'tokenBudget' | 'store'>> & {
+export type ResolvedOptions = Required<
+  Omit<TokenAuthOptions, 'authBaseURL' | 'origins' | 'tokenBudget' | 'store' | 'expiryMarginMs'>
+> & {
   authBaseURL: string;
+  /** No `authBaseURL` was given: messages about the token calls' address say it is the instance's `baseURL`. */
+  authBaseURLFromBaseURL: boolean;
+  /** How long before its expiry a token of this lifetime is renewed: `expiryMarginMs`, or the default rule. */
+  marginFor: (lifetimeMs: number) => number;
   origins: ReadonlyArray<string | RegExp>;
   tokenBudget: TokenBudgetLimits | false;
   store?: TokenStore;
@@ -187,7 +193,8 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   checkNumber('tokenRetries', merged.tokenRetries, { integer: true });
   checkNumber('tokenRetryDelayMs', merged.tokenRetryDelayMs);
   checkNumber('loginCooldownMs', merged.loginCooldownMs);
-  if (merged.expiryMarginMs >= merged.accessTokenLifetimeMs) {
+  // A margin given as long as the lifetime would renew before every request; the default one cannot be.
+  if (defined.expiryMarginMs !== undefined && merged.expiryMarginMs >= merged.accessTokenLifetimeMs) {
     fail(
       `\`expiryMarginMs\` (${merged.expiryMarginMs}) must be shorter than \`accessTokenLifetimeMs\` (${merged.accessTokenLifetimeMs}), or every request would renew the token.`,
     );
@@ -205,14 +212,28 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   }
   if (isPlainRemoteHttp(authBaseURL) && merged.allowInsecureHttp !== true) {
     fail(
-      `\`authBaseURL\` ${originOf(authBaseURL)} is plain http://, so the password and refresh tokens would cross the network unencrypted. ` +
-        'Use https://, or pass `allowInsecureHttp: true` if this network is trusted.',
+      merged.authBaseURL === undefined
+        ? `the instance's \`baseURL\` ${originOf(authBaseURL)} is plain http://, and with no \`authBaseURL\` the login and token calls go there too, so the password and refresh tokens would cross the network unencrypted. ` +
+            'Use https://, pass `authBaseURL` where the token service answers on https://, or pass `allowInsecureHttp: true` if this network is trusted.'
+        : `\`authBaseURL\` ${originOf(authBaseURL)} is plain http://, so the password and refresh tokens would cross the network unencrypted. ` +
+            'Use https://, or pass `allowInsecureHttp: true` if this network is trusted.',
     );
   }
   if (merged.origins !== undefined) checkOrigins(merged.origins);
   const origins =
     merged.origins ?? [baseURL, authBaseURL].map(originOf).filter((origin): origin is string => origin !== undefined);
-  return { ...merged, authBaseURL, origins, tokenBudget: resolveBudget(merged.tokenBudget) };
+  const explicitMarginMs = defined.expiryMarginMs;
+  return {
+    ...merged,
+    authBaseURL,
+    authBaseURLFromBaseURL: merged.authBaseURL === undefined,
+    origins,
+    tokenBudget: resolveBudget(merged.tokenBudget),
+    marginFor:
+      explicitMarginMs === undefined
+        ? (lifetimeMs) => Math.max(0, Math.min(DEFAULTS.expiryMarginMs, lifetimeMs / 10))
+        : () => explicitMarginMs,
+  };
 }
 
 function resolveBudget(budget: TokenAuthOptions['tokenBudget']): TokenBudgetLimits | false {

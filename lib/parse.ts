@@ -53,18 +53,22 @@ export function describeShape(body: unknown): string {
     : `keys ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? ', …' : ''}`;
 }
 
-/** The `exp` of a JWT in epoch milliseconds; undefined for opaque tokens. */
-export function jwtExpiry(token: string): number | undefined {
+/** A JWT's `exp` and `iat` in epoch milliseconds, those it has; nothing for an opaque token. */
+export function jwtTimes(token: string): { expiresAt?: number; issuedAt?: number } {
   const parts = token.split('.');
-  if (parts.length !== 3) return undefined;
+  if (parts.length !== 3) return {};
   const payload = utf8FromBase64Url(parts[1]!);
-  if (payload === undefined) return undefined;
+  if (payload === undefined) return {};
+  let claims: { exp?: unknown; iat?: unknown };
   try {
-    const exp = (JSON.parse(payload) as { exp?: unknown }).exp;
-    return typeof exp === 'number' && Number.isFinite(exp) ? exp * 1000 : undefined;
+    claims = JSON.parse(payload) as { exp?: unknown; iat?: unknown };
   } catch {
-    return undefined;
+    return {};
   }
+  const times: { expiresAt?: number; issuedAt?: number } = {};
+  if (typeof claims?.exp === 'number' && Number.isFinite(claims.exp)) times.expiresAt = claims.exp * 1000;
+  if (typeof claims?.iat === 'number' && Number.isFinite(claims.iat)) times.issuedAt = claims.iat * 1000;
+  return times;
 }
 
 /**
@@ -74,15 +78,22 @@ export function jwtExpiry(token: string): number | undefined {
 export function pairFromAnswer(
   parsed: ParsedTokens,
   previousRefresh: string | undefined,
-  { now, lifetimeMs, marginMs }: { now: number; lifetimeMs: number; marginMs: number },
+  { now, lifetimeMs, marginFor }: { now: number; lifetimeMs: number; marginFor: (lifetimeMs: number) => number },
 ): TokenPair {
-  const told = parsed.expiresIn !== undefined ? now + parsed.expiresIn * 1000 : jwtExpiry(parsed.access);
+  const told = parsed.expiresIn !== undefined ? now + parsed.expiresIn * 1000 : jwtTimes(parsed.access).expiresAt;
   // An expiry already within the margin on arrival means skewed clocks, a broken answer or a very short token:
   // renewing before sending would cost a token call per request, so such a token is renewed on its 401 only.
-  const expiresAt = told === undefined ? now + lifetimeMs : told - marginMs > now ? told : undefined;
+  const expiresAt = told === undefined ? now + lifetimeMs : told - marginFor(told - now) > now ? told : undefined;
   const pair: TokenPair = { access: parsed.access };
   const refresh = parsed.refresh ?? previousRefresh;
   if (refresh !== undefined) pair.refresh = refresh;
   if (expiresAt !== undefined && Number.isFinite(expiresAt)) pair.expiresAt = expiresAt;
   return pair;
+}
+
+/** A stored pair with the expiry its JWT states, when the store kept none (a custom store, an older record). */
+export function withJwtExpiry(pair: TokenPair): TokenPair {
+  if (pair.expiresAt !== undefined) return pair;
+  const { expiresAt } = jwtTimes(pair.access);
+  return expiresAt === undefined ? pair : { ...pair, expiresAt };
 }

@@ -1,9 +1,10 @@
 // The policies the renewal consults before it spends a token call: small objects that each remember one thing.
-import type { TokenAuthError } from './errors.js';
+import { TokenAuthError } from './errors.js';
 
 /**
- * After the service rejects the credentials, automatic logins wait: the same credentials will not turn good soon.
- * Each rejection in a row doubles the wait, up to 16 times the base; a successful login ends it.
+ * After the service rejects the login (the credentials, or an address that has no login call), automatic logins
+ * wait: the same login will not turn good soon. Each rejection in a row doubles the wait, up to 16 times the base;
+ * a successful login ends it.
  */
 export class LoginCooldown {
   private block: { until: number; error: TokenAuthError; rejections: number } | null = null;
@@ -13,16 +14,30 @@ export class LoginCooldown {
     private readonly clock: () => number,
   ) {}
 
-  /** The rejection that automatic logins fail with until the cooldown ends; undefined when they may go. */
+  /**
+   * The error automatic logins fail with until the cooldown ends: the rejection, with the pause and its end in the
+   * message and the rejection itself as `cause`. Undefined when logins may go.
+   */
   pending(): TokenAuthError | undefined {
     const block = this.block;
-    return block && this.clock() < block.until ? block.error : undefined;
+    const now = this.clock();
+    if (!block || now >= block.until) return undefined;
+    const { code, message, status } = block.error;
+    return new TokenAuthError(
+      code,
+      `Automatic logins are paused until ${new Date(block.until).toISOString()} (${Math.ceil((block.until - now) / 1000)} s more, \`loginCooldownMs\`) after this rejection, ` +
+        `so that the account is not locked by repeated attempts; \`auth.login()\` tries at once. ${message}`,
+      { cause: block.error, status },
+    );
   }
 
-  rejected(error: TokenAuthError): void {
+  /** A login was refused for a reason that retrying does not cure; true when the cooldown starts or grows. */
+  rejected(error: TokenAuthError): boolean {
+    if (error.code !== 'LOGIN_REJECTED' && error.code !== 'TOKEN_ENDPOINT_NOT_FOUND') return false;
     const rejections = (this.block?.rejections ?? 0) + 1;
     const waitMs = this.baseMs * 2 ** Math.min(rejections - 1, 4);
     this.block = { until: this.clock() + waitMs, error, rejections };
+    return true;
   }
 
   succeeded(): void {
@@ -62,5 +77,70 @@ export class UncuredEndpoints {
   /** The next login may be another account, whose permissions are its own. */
   clear(): void {
     this.until.clear();
+  }
+}
+
+/** The first wait once refusals look general; it doubles with each further renewal that cures nothing. */
+const FIRST_BACKOFF_MS = 1_000;
+
+/**
+ * Renewals caused by refusals, held back while they cure nothing: a service that refuses every call (a revoked
+ * permission, a misrouted gateway) while its token calls succeed must not cost a token call per refused request,
+ * whatever the path. A renewed pair refused at once on one endpoint is a permission of that endpoint, which
+ * {@link UncuredEndpoints} remembers. Refused on a second endpoint with no request accepted between, refusals are
+ * general: from then on the next renewal for a refusal waits 1 s, then 2 s, 4 s… up to the token lifetime, and until
+ * then refusals reach the caller. A request accepted with a pair at least as new ends it. A renewal at a known
+ * expiry is never held back.
+ */
+export class RenewalBackoff {
+  /** The one endpoint refused a renewed pair since the last accepted request, while refusals are not general. */
+  private refusedOn: string | undefined;
+  private lastRefused = -1;
+  /** Refusals are general: renewals for them are held back until `until`. */
+  private general = false;
+  /** Renewals since refusals turned general whose pair was refused at once, and the generation of the last. */
+  private uncured = 0;
+  private lastUncured = -1;
+  private until = 0;
+
+  constructor(
+    private readonly longestMs: number,
+    private readonly clock: () => number,
+  ) {}
+
+  /** Refusals are general: the per-endpoint memory does not explain them, and this back-off decides. */
+  get refusalsAreGeneral(): boolean {
+    return this.general;
+  }
+
+  /** Whether a refusal may start a renewal now. */
+  allows(): boolean {
+    return !this.general || this.clock() >= this.until;
+  }
+
+  /** The renewed pair of `generation` was refused at once on `endpoint`. */
+  refused(generation: number, endpoint: string): void {
+    this.lastRefused = Math.max(this.lastRefused, generation);
+    if (!this.general) {
+      if (this.refusedOn === undefined || this.refusedOn === endpoint) {
+        this.refusedOn = endpoint;
+        return;
+      }
+      this.general = true;
+    }
+    if (generation <= this.lastUncured) return;
+    this.lastUncured = generation;
+    this.uncured += 1;
+    this.until = this.clock() + Math.min(FIRST_BACKOFF_MS * 2 ** (this.uncured - 1), this.longestMs);
+  }
+
+  /** A request carrying the pair of `generation` was accepted: renewals cure again. The hot path: one comparison. */
+  accepted(generation: number): void {
+    if (this.lastRefused === -1 || generation < this.lastRefused) return;
+    this.lastRefused = -1;
+    this.refusedOn = undefined;
+    this.general = false;
+    this.uncured = 0;
+    this.lastUncured = -1;
   }
 }

@@ -8,7 +8,7 @@ import { HeldPair } from './held-pair.js';
 import type { Held } from './held-pair.js';
 import type { ResolvedOptions } from './options.js';
 import { pairFromAnswer } from './parse.js';
-import { LoginCooldown, UncuredEndpoints } from './policies.js';
+import { LoginCooldown, RenewalBackoff, UncuredEndpoints } from './policies.js';
 import type { SecretList } from './redact.js';
 import { MemoryTokenStore } from './stores/memory.js';
 import type { TokenClient } from './token-client.js';
@@ -46,6 +46,7 @@ export class TokenKeeper {
   private readonly store: GuardedStore;
   private readonly cooldown: LoginCooldown;
   private readonly uncured: UncuredEndpoints;
+  private readonly backoff: RenewalBackoff;
   private readonly pairs: HeldPair;
   private loading: Promise<void> | undefined;
   private loaded = false;
@@ -66,9 +67,10 @@ export class TokenKeeper {
     this.store = new GuardedStore(options.store ?? new MemoryTokenStore(), options.tokenTimeoutMs, secrets, (error) =>
       this.report('store', error),
     );
-    this.pairs = new HeldPair(secrets, events, options.clock, options.expiryMarginMs);
+    this.pairs = new HeldPair(secrets, events, options.clock, options.marginFor);
     this.cooldown = new LoginCooldown(options.loginCooldownMs, options.clock);
     this.uncured = new UncuredEndpoints(options.accessTokenLifetimeMs, options.clock);
+    this.backoff = new RenewalBackoff(options.accessTokenLifetimeMs, options.clock);
     this.unsubscribe = this.store.subscribe((pair) => this.onStoreChange(pair));
   }
 
@@ -78,7 +80,7 @@ export class TokenKeeper {
     if (this.inflight) await abortable(this.inflight, config);
     if (!this.loaded) await (this.loading ??= this.load());
     const held = this.pairs.current;
-    if (held && !this.pairs.expired(held.pair)) return held;
+    if (held && !this.pairs.expired(held)) return held;
     return abortable(this.renew(held ? 'expired' : 'no-token'), config);
   }
 
@@ -90,7 +92,7 @@ export class TokenKeeper {
     const held = this.pairs.current;
     if (!held || this.inflight || !this.loaded || config.signal?.aborted || config.cancelToken?.reason)
       return undefined;
-    return this.pairs.expired(held.pair) ? undefined : held;
+    return this.pairs.expired(held) ? undefined : held;
   }
 
   /** `granted`, or a newer valid pair a renewal finished meanwhile (in the microtasks since `granted` was given). */
@@ -112,7 +114,8 @@ export class TokenKeeper {
     // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
     const newer = this.pairs.newerThan(ticket.generation);
     if (newer) return newer;
-    if (this.uncured.has(endpoint)) return null;
+    // Renewing would cure nothing: a permission of this endpoint, or, while refusals are general, not yet again.
+    if (this.backoff.refusalsAreGeneral ? !this.backoff.allows() : this.uncured.has(endpoint)) return null;
     // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
     if (ticket.failures !== this.failures) throw this.lastFailure;
     return abortable(this.renew('rejected'), config);
@@ -130,8 +133,16 @@ export class TokenKeeper {
   ): Promise<Held | null> {
     if (this.inflight) await abortable(this.inflight, config).catch(noop);
     const newer = this.pairs.newerThan(ticket.generation);
-    if (!newer && this.pairs.current?.generation === ticket.generation) this.uncured.add(endpoint);
+    if (!newer && this.pairs.current?.generation === ticket.generation) {
+      this.uncured.add(endpoint);
+      this.backoff.refused(ticket.generation, endpoint);
+    }
     return newer;
+  }
+
+  /** A request that carried `ticket`'s pair was answered: the pair is accepted. */
+  accepted(ticket: Ticket): void {
+    this.backoff.accepted(ticket.generation);
   }
 
   noteReplay(): void {
@@ -254,7 +265,7 @@ export class TokenKeeper {
     try {
       parsed = await this.client.login(credentials);
     } catch (error) {
-      if (hasCode(error, 'LOGIN_REJECTED')) this.cooldown.rejected(error);
+      if (error instanceof TokenAuthError) this.cooldown.rejected(error);
       throw this.report('login', error);
     }
     this.cooldown.succeeded();
@@ -280,8 +291,8 @@ export class TokenKeeper {
   }
 
   private pairFrom(parsed: ParsedTokens, previousRefresh: string | undefined): TokenPair {
-    const { clock, accessTokenLifetimeMs: lifetimeMs, expiryMarginMs: marginMs } = this.options;
-    return pairFromAnswer(parsed, previousRefresh, { now: clock(), lifetimeMs, marginMs });
+    const { clock, accessTokenLifetimeMs: lifetimeMs, marginFor } = this.options;
+    return pairFromAnswer(parsed, previousRefresh, { now: clock(), lifetimeMs, marginFor });
   }
 
   /** Holds a pair this holder obtained and writes it to the store. */

@@ -71,6 +71,13 @@ export class TokenClient {
     });
   }
 
+  /** Where the token calls' address came from, for a message about it: said when the user never set it. */
+  private fromBaseURL(): string {
+    return this.options.authBaseURLFromBaseURL
+      ? " No `authBaseURL` was given, so the token calls go to the instance's `baseURL`; pass `authBaseURL` if the token service lives elsewhere."
+      : '';
+  }
+
   login(credentials: Credentials): Promise<ParsedTokens> {
     const basic = `Basic ${base64FromUtf8(`${credentials.username}:${credentials.password}`)}`;
     // The raw password too: an answer may quote what it was sent.
@@ -84,13 +91,13 @@ export class TokenClient {
   }
 
   private async call(operation: Operation, config: AxiosRequestConfig, sent: string[]): Promise<ParsedTokens> {
-    const where = `POST ${config.url}`;
+    const where = `POST ${this.http.getUri(config)}`;
     let body: unknown;
     let status: number;
     try {
       ({ data: body, status } = await this.http.request({ ...config, method: 'POST' }));
     } catch (error) {
-      throw this.failure(operation, where, error, sent);
+      throw this.failure(operation, config, error, sent);
     }
     let parsed: ParsedTokens | null | undefined;
     let cause: unknown;
@@ -111,8 +118,10 @@ export class TokenClient {
     return parsed;
   }
 
-  private failure(operation: Operation, where: string, error: unknown, sent: string[]): TokenAuthError {
+  private failure(operation: Operation, config: AxiosRequestConfig, error: unknown, sent: string[]): TokenAuthError {
     if (error instanceof TokenAuthError) return error;
+    const url = this.http.getUri(config);
+    const where = `POST ${url}`;
     if (!isAxiosError(error)) {
       return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `${where} failed before reaching the token service.`, {
         cause: error,
@@ -135,12 +144,22 @@ export class TokenClient {
           : `failed (${error.code ?? cause.message})`;
       return new TokenAuthError(
         'TOKEN_SERVICE_UNAVAILABLE',
-        `The token service could not be reached: ${where} ${reason}.`,
+        `The token service at ${hostAndPort(url)} could not be reached: ${where} ${reason}.${this.fromBaseURL()}`,
         { cause },
       );
     }
     const detail = detailOf(response.data);
     const said = detail === undefined ? '' : `: "${redactText(detail, secrets)}"`;
+    // No such endpoint: a wrong address, which no credentials or refresh token would cure.
+    if (response.status === 404 || response.status === 405) {
+      const path = operation === 'login' ? '`loginPath`' : '`tokenPath`';
+      return new TokenAuthError(
+        'TOKEN_ENDPOINT_NOT_FOUND',
+        `The token service has no ${operation === 'login' ? 'login' : 'token'} call at ${url} (HTTP ${response.status}${said}). ` +
+          `Check \`authBaseURL\` and ${path}.${this.fromBaseURL()}`,
+        { cause, status: response.status },
+      );
+    }
     if (isRefusal(response.status)) {
       const fix =
         operation === 'login'
@@ -169,6 +188,16 @@ export class TokenClient {
         status: response.status,
       },
     );
+  }
+}
+
+/** `host:port` of a URL, the port spelt out even when it is the scheme's own. */
+function hostAndPort(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || (parsed.protocol === 'https:' ? '443' : '80')}`;
+  } catch {
+    return url;
   }
 }
 

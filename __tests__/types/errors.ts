@@ -8,6 +8,7 @@ expectTypeOf<TokenAuthErrorCode>().toEqualTypeOf<
   | 'REFRESH_REJECTED'
   | 'NO_CREDENTIALS'
   | 'TOKEN_RESPONSE_INVALID'
+  | 'TOKEN_ENDPOINT_NOT_FOUND'
   | 'TOKEN_SERVICE_UNAVAILABLE'
   | 'STORE_FAILED'
   | 'TOKEN_BUDGET_EXCEEDED'
@@ -46,6 +47,7 @@ export function describe(error: unknown): string {
     case 'REFRESH_REJECTED':
     case 'NO_CREDENTIALS':
     case 'TOKEN_RESPONSE_INVALID':
+    case 'TOKEN_ENDPOINT_NOT_FOUND':
     case 'TOKEN_SERVICE_UNAVAILABLE':
     case 'STORE_FAILED':
     case 'TOKEN_BUDGET_EXCEEDED':
