@@ -4,7 +4,7 @@ import { isTokenAuthError } from '../lib/index.js';
 import { closeEmulatorsAfterEach, e2e, emulator, E2E_PASSWORD, E2E_USER } from './helpers/emulator.js';
 import { burst, fulfilled, manualClock } from './helpers/flow.js';
 
-// The numbered behaviours of the core issue, against the emulator over real HTTP: no nock.
+// The plugin's core behaviours, numbered, against the emulator over real HTTP: no nock.
 closeEmulatorsAfterEach();
 
 const ORDERS = '/allocation/api/v1/tracking/order-list';

@@ -154,8 +154,8 @@ describe('RedisTokenStore: keys and values', () => {
     },
   );
 
-  // lib/stores/lease.ts (pairFromJson) promises that a value that is not ours "is reported rather than overwritten, so
-  // a wrong path or key loses nothing"; FileTokenStore keeps that promise in set() and clear(), the Redis WRITE does not.
+  // A shared store reports a value that is not a record of ours rather than overwrite it, so that a wrong path or key
+  // loses nothing: the file store in set() and clear() (file-store.test.ts), the Redis WRITE script here.
   it.each([
     ['set()', (tokens: RedisTokenStore) => tokens.set(PAIR_A)],
     ['a fenced set()', (tokens: RedisTokenStore) => tokens.set(PAIR_A, 1)],

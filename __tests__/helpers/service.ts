@@ -29,7 +29,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A stand-in of the token service over nock, for unit tests: Basic login, rotating refresh tokens that work once,
- * Bearer data calls, 401 with `detail`, as shared/seed/ and public clients of the real service describe it.
+ * Bearer data calls, 401 with `detail`, as the real service behaves (and lib/emulator, over real HTTP).
  * Tests steer it through its public fields. Call `nock.cleanAll()` after each test.
  */
 export class FakeTokenService {
