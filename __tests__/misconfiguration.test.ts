@@ -93,17 +93,14 @@ describe('an unreachable token service is named by host and port', () => {
   });
 
   it('the scheme’s own port spelt out, and no word of `baseURL` when `authBaseURL` was given', async () => {
-    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
-    nock('https://auth.test')
-      .post(LOGIN)
-      .reply((_uri, _body, callback) => callback(reset, [0, '']));
+    nock('https://auth.test').post(LOGIN).delay(2_000).reply(200, {});
     const api = axios.create({ baseURL: API });
-    attachTokenAuth(api, { credentials, authBaseURL: 'https://auth.test', tokenRetries: 0 });
+    attachTokenAuth(api, { credentials, authBaseURL: 'https://auth.test', tokenTimeoutMs: 50 });
 
     const error = await failureOf(api.get('/orders'));
 
     expect(error.message).toBe(
-      `The token service at auth.test:443 could not be reached: POST https://auth.test${LOGIN} failed (ECONNRESET).`,
+      `The token service at auth.test:443 could not be reached: POST https://auth.test${LOGIN} timed out after 50 ms.`,
     );
   });
 });

@@ -145,18 +145,29 @@ describe('a replay keeps the request as sent', () => {
     expect(sends.map((entry) => entry.headers['x-trace'])).toEqual(['t', 't']);
   });
 
-  it('runs the caller’s own interceptors on the replay and resolves with the replay’s response', async () => {
+  it('runs the caller’s own interceptors once, the replay included, and resolves with the replay’s response', async () => {
     const { service, api } = await primedAndExpired();
     const seen: string[] = [];
+    const answered: unknown[] = [];
     api.interceptors.request.use((config) => {
-      seen.push(String(config.headers.Authorization));
+      config.headers.set('X-Request-Id', `r${seen.length}`);
+      seen.push(config.url ?? '');
       return config;
+    });
+    api.interceptors.response.use((response) => {
+      answered.push(response.status);
+      return response;
     });
 
     const response = await api.get('/orders/9');
 
     expect(response.data).toMatchObject({ path: '/orders/9', method: 'GET' });
-    expect(seen).toHaveLength(2);
+    expect(seen).toEqual(['/orders/9']);
+    expect(answered).toEqual([200]);
+    // The replay went out as the interceptor left the request: its header on both sends.
+    const sends = service.received.filter((entry) => entry.path === '/orders/9');
+    expect(sends.map((entry) => entry.headers['x-request-id'])).toEqual(['r0', 'r0']);
+    expect(new Set(sends.map((entry) => entry.authorization)).size).toBe(2);
     expect(service.count('token')).toBe(1);
   });
 });

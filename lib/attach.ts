@@ -1,7 +1,8 @@
-import { AxiosHeaders, isAxiosError } from 'axios';
-import type { AxiosInstance, AxiosRequestConfig, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
+import { AxiosHeaders, getAdapter, isAxiosError } from 'axios';
+import type { AxiosAdapter, AxiosError, AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
 import { Emitter } from './events.js';
-import { resolveOptions } from './options.js';
+import type { Held } from './held-pair.js';
+import { DEFAULTS, resolveOptions } from './options.js';
 import { answeredFrom, OriginPolicy, requestURL } from './origins.js';
 import { TokenKeeper } from './renewal.js';
 import type { Ticket } from './renewal.js';
@@ -14,13 +15,15 @@ const ATTACHED = Symbol.for('axios-token-keeper.attached');
 
 type Attachable = AxiosInstance & { [ATTACHED]?: true };
 type RedirectHook = NonNullable<AxiosRequestConfig['beforeRedirect']>;
+type AdapterSetting = AxiosRequestConfig['adapter'];
 
 /**
  * Attaches the token service's client rule to an axios instance: the first request logs in with the credentials,
  * every request to `origins` carries the access token, a token known to be expired is renewed before sending, and
- * requests refused with 401 share one renewal and are replayed once.
+ * requests refused with 401 share one renewal and are sent again.
  *
- * Attach after registering your own response interceptors: one registered later sees a replayed response twice.
+ * Your own interceptors, registered before or after, run once per request and see only the final answer: the token
+ * goes on and a refusal is cured one level below them, in the request's adapter.
  *
  * @example
  * const api = axios.create({ baseURL: 'https://api.example.com' });
@@ -46,20 +49,13 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
   const origins = new OriginPolicy(resolved.origins);
   let ejected = false;
 
-  // Per-request bookkeeping under symbols of this attachment alone, so that a config replayed through another
-  // attached instance is not mistaken for one of ours: the ticket of what a request carried, and a replay mark.
-  const carried = Symbol('axios-token-keeper.ticket');
-  const replayed = Symbol('axios-token-keeper.replay');
-  type Marked = InternalAxiosRequestConfig & { [carried]?: Ticket; [replayed]?: true };
-  // The body of a replay was serialised on the first send: it goes out again as it is. Older axios versions drop
-  // symbol keys when they copy a config, but keep this function, so it marks a replay too.
-  const passBody = (data: unknown): unknown => data;
+  // The adapter a request would have used without the plugin, under a symbol of this attachment alone.
+  const inner = Symbol('axios-token-keeper.adapter');
+  type Armed = InternalAxiosRequestConfig & { [inner]?: AdapterSetting };
 
-  const isReplay = (config: Marked): boolean => {
-    const transforms = config.transformRequest;
-    return (
-      config[replayed] === true || (Array.isArray(transforms) ? transforms.includes(passBody) : transforms === passBody)
-    );
+  // An axios error leaving the plugin (a CanceledError while waiting, too) may carry a token in its config.
+  const redacted = (error: unknown): never => {
+    throw isAxiosError(error) ? secrets.axiosError(error) : error;
   };
 
   // Node follows redirects itself: a hop to an origin outside `origins` must not take the token along, in whatever
@@ -72,41 +68,29 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
       if (typeof value === 'string' && secrets.mask(value) !== value) delete headers[name];
   };
 
-  const authorize = async (config: InternalAxiosRequestConfig): Promise<InternalAxiosRequestConfig> => {
-    if (config.skipAuth || !origins.allows(config)) return config;
-    const held = keeper.usable(config) ?? keeper.freshest(await keeper.grant(config).catch(redacted));
-    resolved.applyToken(config, held.pair.access);
-    const marked = config as Marked;
-    marked[carried] = keeper.ticket(held, isReplay(marked));
+  const guardRedirects = (config: InternalAxiosRequestConfig): void => {
     const own = config.beforeRedirect;
-    if (own !== guardRedirect) {
-      config.beforeRedirect = own
-        ? (redirect, response, request) => {
-            guardRedirect(redirect, response, request);
-            own(redirect, response, request);
-          }
-        : guardRedirect;
-    }
-    return config;
+    if (own === guardRedirect) return;
+    config.beforeRedirect = own
+      ? (redirect, response, request) => {
+          guardRedirect(redirect, response, request);
+          own(redirect, response, request);
+        }
+      : guardRedirect;
   };
 
-  // An axios error leaving the interceptors (a CanceledError while waiting, too) may carry a token in its config.
-  const redacted = (error: unknown): never => {
-    throw isAxiosError(error) ? secrets.axiosError(error) : error;
-  };
-
-  const recover = async (error: unknown): Promise<unknown> => {
+  /**
+   * After a refusal: the pair to send the request with once more, or the refusal itself, redacted, for the caller.
+   * A replay refused for a pair that a later renewal has replaced (tokens that expired again meanwhile) goes once
+   * more with the newer one; refused with the current pair, it goes to the caller.
+   */
+  const recover = async (error: unknown, ticket: Ticket, config: InternalAxiosRequestConfig): Promise<Held> => {
     if (!isAxiosError(error)) throw error;
-    const config = error.config as Marked | undefined;
-    const ticket = config?.[carried];
-    if (config === undefined || ticket === undefined) throw error;
     // A refusal from elsewhere (a redirect to another origin, which got no token) is not about our token.
     const answeredBy = answeredFrom(error.request);
-    if (ejected || !resolved.isTokenRejected(error) || (answeredBy !== undefined && !origins.allowsURL(answeredBy)))
+    if (ejected || !isRefusal(error, config) || (answeredBy !== undefined && !origins.allowsURL(answeredBy)))
       throw secrets.axiosError(error);
     const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
-    // A replay refused for a pair that a later renewal has replaced (tokens that expired again meanwhile) goes once
-    // more with the newer one; refused with the current pair, it goes to the caller.
     const held = ticket.replay
       ? await keeper.afterReplayRejection(ticket, endpoint, config)
       : await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
@@ -114,36 +98,64 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     if (held === null || ejected || isStream(config.data)) throw secrets.axiosError(error);
     keeper.noteReplay();
     events.emit('replay', { method: (config.method ?? 'get').toUpperCase(), url: secrets.mask(config.url ?? '') });
-    // axios wrote the first body's Content-Length into these headers; a user's transform may change the body.
-    const headers = new AxiosHeaders(config.headers);
-    headers.delete('Content-Length');
-    return instance.request({
-      ...config,
-      headers,
-      [replayed]: true,
-      transformRequest: [passBody],
-    } as AxiosRequestConfig);
+    return held;
   };
 
-  // What an app's interceptor registered before this one made of the answer may not be a response any more.
-  const accepted = (response: AxiosResponse): AxiosResponse => {
-    const ticket = ((response as Partial<AxiosResponse> | undefined)?.config as Marked | undefined)?.[carried];
-    if (ticket) keeper.accepted(ticket);
-    return response;
+  /** Whether the service refused the token, judged on the answer as the caller would see it (body parsed). */
+  const isRefusal = (error: AxiosError, config: InternalAxiosRequestConfig): boolean =>
+    resolved.isTokenRejected === DEFAULTS.isTokenRejected
+      ? DEFAULTS.isTokenRejected(error)
+      : resolved.isTokenRejected(withParsedBody(error, config));
+
+  /**
+   * The adapter every request goes out through. It runs after all request interceptors, with the body serialised,
+   * and before any response interceptor: the token goes on here, a refused request is caught here, waits for the one
+   * shared renewal, and is sent again as it was, so interceptors run once and never see a refusal the plugin cured.
+   */
+  const send: AxiosAdapter = async (config) => {
+    const adapter = getAdapter((config as Armed)[inner] ?? instance.defaults.adapter, config);
+    // Not ours to authorize: it goes out, and fails, exactly as without the plugin, unmarked.
+    if (ejected || config.skipAuth || !origins.allows(config)) {
+      delete (config as Armed)[inner];
+      return adapter(config);
+    }
+    let held = keeper.usable(config) ?? keeper.freshest(await keeper.grant(config).catch(redacted));
+    let ticket = keeper.ticket(held, false);
+    guardRedirects(config);
+    for (;;) {
+      resolved.applyToken(config, held.pair.access);
+      try {
+        const response = await adapter(config);
+        keeper.accepted(ticket);
+        return response;
+      } catch (error) {
+        held = await recover(error, ticket, config);
+        ticket = keeper.ticket(held, true);
+      }
+    }
   };
 
-  const requestId = instance.interceptors.request.use(authorize);
-  const responseId = instance.interceptors.response.use(accepted, recover);
+  // The request interceptor arms each request with the adapter above, around the one it would have used: its own,
+  // or the instance's. One that an interceptor sets after this one (a cache's answer from memory) goes out as it is.
+  const arm = (config: InternalAxiosRequestConfig): InternalAxiosRequestConfig => {
+    if (config.adapter !== send) {
+      (config as Armed)[inner] = config.adapter;
+      config.adapter = send;
+    }
+    return config;
+  };
+
+  const requestId = instance.interceptors.request.use(arm, undefined, { synchronous: true });
   target[ATTACHED] = true;
 
   return {
     eject() {
       ejected = true;
       instance.interceptors.request.eject(requestId);
-      instance.interceptors.response.eject(responseId);
       delete target[ATTACHED];
       keeper.close();
     },
+    accessToken: () => keeper.accessToken(),
     getTokens: () => keeper.tokens(),
     login: () => keeper.login(),
     refresh: () => keeper.refresh(),
@@ -151,4 +163,23 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     on: (event, listener) => events.on(event, listener),
     stats: () => keeper.stats(),
   };
+}
+
+/**
+ * `error` as the caller will see it, its body run through the request's `transformResponse` (JSON parsed), for a
+ * custom `isTokenRejected` that reads the body; axios does the same to the error the plugin lets through.
+ */
+function withParsedBody(error: AxiosError, config: InternalAxiosRequestConfig): AxiosError {
+  const response = error.response;
+  if (!response) return error;
+  let data = response.data;
+  try {
+    const headers = AxiosHeaders.from(response.headers as AxiosHeaders).normalize(false);
+    for (const transform of [config.transformResponse ?? []].flat())
+      data = transform.call(config, data, headers, response.status) as unknown;
+  } catch {
+    data = response.data;
+  }
+  const view = Object.create(Object.getPrototypeOf(error) as object) as AxiosError;
+  return Object.assign(view, error, { response: { ...response, data } });
 }

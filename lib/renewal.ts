@@ -74,14 +74,23 @@ export class TokenKeeper {
     this.unsubscribe = this.store.subscribe((pair) => this.onStoreChange(pair));
   }
 
-  /** The pair a request should carry: waits for a renewal under way, logs in when none is held, renews one known to be expired. */
-  async grant(config: InternalAxiosRequestConfig): Promise<Held> {
-    throwIfCanceled(config);
-    if (this.inflight) await abortable(this.inflight, config);
+  /**
+   * The pair a request should carry: waits for a renewal under way, logs in when none is held, renews one known to
+   * be expired. A request aborted meanwhile stops waiting; the renewal goes on for the others.
+   */
+  async grant(config?: InternalAxiosRequestConfig): Promise<Held> {
+    const waitFor = <T>(promise: Promise<T>): Promise<T> => (config ? abortable(promise, config) : promise);
+    if (config) throwIfCanceled(config);
+    if (this.inflight) await waitFor(this.inflight);
     if (!this.loaded) await (this.loading ??= this.load());
     const held = this.pairs.current;
     if (held && !this.pairs.expired(held)) return held;
-    return abortable(this.renew(held ? 'expired' : 'no-token'), config);
+    return waitFor(this.renew(held ? 'expired' : 'no-token'));
+  }
+
+  /** A valid access token for use outside axios, by the same rule and single flight as a request. */
+  async accessToken(): Promise<string> {
+    return (await this.grant()).pair.access;
   }
 
   /**

@@ -325,7 +325,16 @@ export interface TokenAuthStats {
 export interface TokenAuth {
   /** Removes both interceptors; the instance is as before, and may be attached again. */
   eject(): void;
-  /** The stored pair, or null. Treat it as a secret. */
+  /**
+   * A valid access token, for what does not go through axios (a WebSocket, an `EventSource`, a `fetch`, a signed
+   * URL): waits for a renewal under way, renews a token known to be expired, logs in when none is held, with the
+   * same single flight, budget and cooldown as requests. Treat it as a secret.
+   *
+   * @example
+   * const socket = new WebSocket(`wss://api.example.com/events?token=${encodeURIComponent(await auth.accessToken())}`);
+   */
+  accessToken(): Promise<string>;
+  /** The pair held, as it is (expired or not), or null. Treat it as a secret. */
   getTokens(): Promise<TokenPair | null>;
   /** Logs in now with the credentials, even during the cooldown after a rejected login. */
   login(): Promise<void>;

@@ -7,7 +7,8 @@
  *    TokenAuthError, or an AxiosError whose `config` carries one of the plugin's per-request symbols (description
  *    `axios-token-keeper.*`, see lib/attach.ts). Errors of plain instances (tests talking to the emulator directly,
  *    the plugin's private token-call instance) do not count;
- *  - what `attachTokenAuth` throws, and rejections of `auth.login()`, `auth.refresh()` and `auth.logout()`;
+ *  - what `attachTokenAuth` throws, and rejections of `auth.login()`, `auth.refresh()`, `auth.logout()` and
+ *    `auth.accessToken()` (whose value is the token, by design);
  *  - every payload passed to `Emitter.prototype.emit` (lib/events.ts), whether or not anyone listens;
  *  - every console.log/info/warn/error/debug/trace call (still passed through).
  * Scanned (afterAll of the file, and again after each later afterAll hook for what those produced) through what a
@@ -593,7 +594,7 @@ function installEvents(): void {
 
 type AttachFn = (...args: unknown[]) => Record<string, unknown>;
 
-/** `attachTokenAuth`'s own throws, and rejections of the handle's login/refresh/logout, reach the caller too. */
+/** `attachTokenAuth`'s own throws, and rejections of the handle's methods that renew, reach the caller too. */
 function installAttach(): void {
   // Patched on the module's exports: lib/index.ts re-exports it through a getter, so every importer sees the patch.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -607,7 +608,7 @@ function installAttach(): void {
       record('throw', `attachTokenAuth threw ${describeError(error)}`, error);
       throw error;
     }
-    for (const method of ['login', 'refresh', 'logout'] as const) {
+    for (const method of ['login', 'refresh', 'logout', 'accessToken'] as const) {
       const call = handle[method];
       if (typeof call !== 'function') continue;
       handle[method] = (...callArgs: unknown[]) =>

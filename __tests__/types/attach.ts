@@ -23,8 +23,9 @@ attachTokenAuth({ baseURL: 'https://api.example.com' }, { credentials });
 
 // What the handle offers, and nothing more: a method added or dropped is a change of the public API.
 expectTypeOf<keyof TokenAuth>().toEqualTypeOf<
-  'eject' | 'getTokens' | 'login' | 'refresh' | 'logout' | 'on' | 'stats'
+  'eject' | 'accessToken' | 'getTokens' | 'login' | 'refresh' | 'logout' | 'on' | 'stats'
 >();
+expectTypeOf<TokenAuth['accessToken']>().toEqualTypeOf<() => Promise<string>>();
 expectTypeOf<TokenAuth['eject']>().toEqualTypeOf<() => void>();
 expectTypeOf<TokenAuth['getTokens']>().toEqualTypeOf<() => Promise<TokenPair | null>>();
 expectTypeOf<TokenAuth['login']>().toEqualTypeOf<() => Promise<void>>();

@@ -94,6 +94,8 @@ export interface EmulatorCall {
   authorization: string | undefined;
   /** The request body as text. */
   body: string;
+  /** The `X-Request-Id` header, if any: for checking that a replay went out as the first send did. */
+  requestId: string | undefined;
   /** When it arrived, by the emulator's `clock`. */
   at: number;
 }
@@ -128,6 +130,10 @@ function bodyOf(request: IncomingMessage): Promise<string> {
     request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     request.on('error', reject);
   });
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 function parseJSON(text: string): unknown {
@@ -261,7 +267,15 @@ export class TokenServiceEmulator {
     const body = await bodyOf(request);
     const authorization = request.headers.authorization;
     if (this.options.log !== false)
-      this.calls.push({ route, method, path: `${path}${url.search}`, authorization, body, at: this.clock() });
+      this.calls.push({
+        route,
+        method,
+        path: `${path}${url.search}`,
+        authorization,
+        body,
+        requestId: headerText(request.headers['x-request-id']),
+        at: this.clock(),
+      });
     await this.wait(route, method, path);
 
     if (route !== 'data') this.counters.tokenCalls += 1;
