@@ -1,5 +1,12 @@
 import { AxiosHeaders, getAdapter, isAxiosError } from 'axios';
-import type { AxiosAdapter, AxiosError, AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
+import type {
+  AxiosAdapter,
+  AxiosError,
+  AxiosInstance,
+  AxiosRequestConfig,
+  AxiosResponse,
+  InternalAxiosRequestConfig,
+} from 'axios';
 import { Emitter } from './events.js';
 import type { Held } from './held-pair.js';
 import { DEFAULTS, resolveOptions } from './options.js';
@@ -112,27 +119,40 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
    * and before any response interceptor: the token goes on here, a refused request is caught here, waits for the one
    * shared renewal, and is sent again as it was, so interceptors run once and never see a refusal the plugin cured.
    */
-  const send: AxiosAdapter = async (config) => {
-    const adapter = getAdapter((config as Armed)[inner] ?? instance.defaults.adapter, config);
+  const send: AxiosAdapter = (config) => {
+    const setting = (config as Armed)[inner] ?? instance.defaults.adapter;
+    const adapter = typeof setting === 'function' ? setting : getAdapter(setting, config);
     // Not ours to authorize: it goes out, and fails, exactly as without the plugin, unmarked.
     if (ejected || config.skipAuth || !origins.allows(config)) {
       delete (config as Armed)[inner];
       return adapter(config);
     }
-    let held = keeper.usable(config) ?? keeper.freshest(await keeper.grant(config).catch(redacted));
-    let ticket = keeper.ticket(held, false);
     guardRedirects(config);
-    for (;;) {
-      resolved.applyToken(config, held.pair.access);
-      try {
-        const response = await adapter(config);
-        keeper.accepted(ticket);
-        return response;
-      } catch (error) {
-        held = await recover(error, ticket, config);
-        ticket = keeper.ticket(held, true);
-      }
-    }
+    const held = keeper.usable(config);
+    if (held) return attempt(adapter, config, held, false);
+    return keeper.grant(config).then((granted) => attempt(adapter, config, keeper.freshest(granted), false), redacted);
+  };
+
+  /** One send with `held`'s token; after a refusal, the next with the pair `recover` gives, or the refusal itself. */
+  const attempt = (
+    adapter: AxiosAdapter,
+    config: InternalAxiosRequestConfig,
+    held: Held,
+    replay: boolean,
+  ): Promise<AxiosResponse> => {
+    const ticket = keeper.ticket(held, replay);
+    resolved.applyToken(config, held.pair.access);
+    const sent = adapter(config);
+    // Only while the keeper remembers refusals is an answer news to it; otherwise the hot path skips the hook.
+    const answered = keeper.awaitsAcceptance()
+      ? sent.then((response) => {
+          keeper.accepted(ticket);
+          return response;
+        })
+      : sent;
+    return answered.catch(async (error: unknown) =>
+      attempt(adapter, config, await recover(error, ticket, config), true),
+    );
   };
 
   // The request interceptor arms each request with the adapter above, around the one it would have used: its own,

@@ -113,6 +113,11 @@ export class RenewalBackoff {
     return this.general;
   }
 
+  /** Refusals are remembered that an accepted request would end. */
+  get awaitsAcceptance(): boolean {
+    return this.lastRefused !== -1;
+  }
+
   /** Whether a refusal may start a renewal now. */
   allows(): boolean {
     return !this.general || this.clock() >= this.until;

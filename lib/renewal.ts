@@ -149,6 +149,11 @@ export class TokenKeeper {
     return newer;
   }
 
+  /** Whether an accepted request is news: refusals are remembered that an acceptance would end. */
+  awaitsAcceptance(): boolean {
+    return this.backoff.awaitsAcceptance;
+  }
+
   /** A request that carried `ticket`'s pair was answered: the pair is accepted. */
   accepted(ticket: Ticket): void {
     this.backoff.accepted(ticket.generation);

@@ -14,12 +14,14 @@ import { build } from 'esbuild';
 // when it was set, rounded up with about 10% headroom: growth past it must be a decision (raise the number here, and
 // say why in the commit), not an accident. A new browser subpath (such as dist/esm/stores/browser.js) is one more line.
 const ENTRIES = [
-  // Measured 2026-11-21: 31,356 B minified, 11,391 B gzip.
-  { entry: 'dist/esm/index.js', gzipBudget: 12_600 },
+  // Measured 2026-11-22: 13,016 B gzip (11,391 B on 2026-11-21; raised from 12,600 for the renewal back-off, margins
+  // from the token's life, the adapter that makes interceptor order irrelevant, accessToken() and errors that name
+  // the URL and the option to fix).
+  { entry: 'dist/esm/index.js', gzipBudget: 14_300 },
   // The tabs' store, on its own subpath, counted with what it loads (async-mutex again, the shared lease code).
-  // Measured 2026-11-21: 13,699 B minified, 4,717 B gzip (raised from 4,700 the same day, for the numbered writes and
-  // the wait for the last writer's pair that make a handover between tabs exact).
-  { entry: 'dist/esm/stores/browser.js', gzipBudget: 5_200 },
+  // Measured 2026-11-22: 14,926 B minified, 5,152 B gzip (raised from 5,200, where it left 48 B: the store split by job
+  // into classes, and the one record check shared with the file and Redis stores).
+  { entry: 'dist/esm/stores/browser.js', gzipBudget: 5_700 },
 ];
 
 const EXTERNAL = ['axios'];
