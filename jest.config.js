@@ -12,6 +12,7 @@ module.exports = {
     '^axios-token-keeper/file-store$': '<rootDir>/lib/stores/file.ts',
     '^axios-token-keeper/redis-store$': '<rootDir>/lib/stores/redis.ts',
     '^axios-token-keeper/browser-store$': '<rootDir>/lib/stores/browser.ts',
+    '^axios-token-keeper/presets$': '<rootDir>/lib/presets.ts',
   },
   testTimeout: 20000,
   // Records every error, event payload and console line of each test file and fails the file if a test secret is in one.

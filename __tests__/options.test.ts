@@ -18,9 +18,13 @@ describe('bad options fail at attach time with a TypeError that names the option
     [
       'no options',
       () => attachTokenAuth(axios.create({ baseURL: API }), undefined as never),
-      /options object with `credentials`/,
+      /the second argument must be an options object, such as \{ credentials \}, got undefined/,
     ],
-    ['no credentials', () => attachTokenAuth(axios.create({ baseURL: API }), {} as never), /`credentials` is required/],
+    [
+      'credentials as a string',
+      attachWith({ credentials: 'jane:secret' }),
+      /`credentials` must be \{ username, password \} or a function that returns them, got a string/,
+    ],
     [
       'credentials without a password',
       attachWith({ credentials: { username: 'jane' } }),

@@ -2,11 +2,11 @@ import { TokenAuthError } from './errors.js';
 import type { Credentials, CredentialsSource } from './types.js';
 
 /**
- * What keeps `value` from being sent as HTTP Basic, as a predicate of "the credentials", or undefined when nothing
- * does. One rule for both places that
- * check: attach time, for credentials given as an object, and every login, for what a function returns.
+ * What keeps `value` from being sent, as a predicate of "the credentials", or undefined when nothing does. One rule
+ * for both places that check: attach time, for credentials given as an object, and every login, for what a function
+ * returns or `auth.login()` is given. `basic`: they go as HTTP Basic, which cannot carry a ':' in the username.
  */
-export function credentialsProblem(value: unknown): string | undefined {
+export function credentialsProblem(value: unknown, basic: boolean): string | undefined {
   const record = value as { username?: unknown; password?: unknown } | null | undefined;
   // Name what is wrong, never the values: one of them is a password.
   const wrong = (['username', 'password'] as const).flatMap((field) => {
@@ -16,20 +16,30 @@ export function credentialsProblem(value: unknown): string | undefined {
     return given === '' ? [`\`${field}\` is empty`] : [];
   });
   if (wrong.length > 0) return `must have a string \`username\` and a string \`password\`, but ${wrong.join(' and ')}`;
-  if ((record as Credentials).username.includes(':'))
+  if (basic && (record as Credentials).username.includes(':'))
     return 'cannot be sent: the username contains ":", which HTTP Basic cannot carry (RFC 7617); the password may contain it';
   return undefined;
 }
 
 /**
- * Resolves the credentials for one login: the object as given, or what the function returns. Fails with
- * `NO_CREDENTIALS`, naming the problem, when there are none to send; a function's own error becomes its `cause`,
- * through `redact` (it might quote a token).
+ * The credentials for one login: those `given` to `auth.login()`, else the option's object, else what its function
+ * returns. Fails with `NO_CREDENTIALS`, naming the problem, when there are none to send; a function's own error
+ * becomes its `cause`, through `redact` (it might quote a token).
  */
-export async function credentialsFor(source: CredentialsSource, redact: (error: Error) => Error): Promise<Credentials> {
-  let value: unknown;
+export async function credentialsFor(
+  source: CredentialsSource | undefined,
+  given: Credentials | undefined,
+  { basic, redact }: { basic: boolean; redact: (error: Error) => Error },
+): Promise<Credentials> {
+  let value: unknown = given;
+  if (given === undefined && source === undefined)
+    throw new TokenAuthError(
+      'NO_CREDENTIALS',
+      'The plugin holds no usable tokens and has no `credentials` to log in with: sign in again and hand the result ' +
+        'over with `auth.login(credentials)` or `auth.setTokens(tokens)`, or pass the `credentials` option.',
+    );
   try {
-    value = typeof source === 'function' ? await source() : source;
+    if (given === undefined) value = typeof source === 'function' ? await source() : source;
   } catch (error) {
     throw new TokenAuthError(
       'NO_CREDENTIALS',
@@ -44,7 +54,7 @@ export async function credentialsFor(source: CredentialsSource, redact: (error: 
       'NO_CREDENTIALS',
       'The `credentials` function gave no { username, password }, so the plugin cannot log in.',
     );
-  const problem = credentialsProblem(value);
+  const problem = credentialsProblem(value, basic);
   if (problem !== undefined)
     throw new TokenAuthError('NO_CREDENTIALS', `The credentials ${problem}, so the plugin cannot log in.`);
   return value as Credentials;

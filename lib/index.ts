@@ -14,6 +14,7 @@ export { DEFAULTS } from './options.js';
 export type {
   Credentials,
   CredentialsSource,
+  LoginRequest,
   ParsedTokens,
   RefreshRequest,
   RenewalReason,

@@ -2,7 +2,7 @@ import type { AxiosError, AxiosInstance, InternalAxiosRequestConfig } from 'axio
 import { credentialsProblem } from './credentials.js';
 import { parseTokenBody } from './parse.js';
 import { originOf, pageAddress } from './origins.js';
-import type { RefreshRequest, TokenAuthOptions, TokenBudgetLimits, TokenStore } from './types.js';
+import type { CredentialsSource, RefreshRequest, TokenAuthOptions, TokenBudgetLimits, TokenStore } from './types.js';
 
 /**
  * Every default of {@link TokenAuthOptions}, in one place, frozen. Those not here are computed at attach time:
@@ -50,13 +50,20 @@ export const DEFAULTS = Object.freeze({
   }),
   /** {@link TokenAuthOptions.allowInsecureHttp}. */
   allowInsecureHttp: false,
+  /** {@link TokenAuthOptions.refreshTokenInCookie}. */
+  refreshTokenInCookie: false,
   /** {@link TokenAuthOptions.clock}. */
   clock: Date.now,
 } satisfies Partial<TokenAuthOptions>);
 
 export type ResolvedOptions = Required<
-  Omit<TokenAuthOptions, 'authBaseURL' | 'origins' | 'tokenBudget' | 'store' | 'expiryMarginMs'>
+  Omit<
+    TokenAuthOptions,
+    'authBaseURL' | 'origins' | 'tokenBudget' | 'store' | 'expiryMarginMs' | 'credentials' | 'loginRequest'
+  >
 > & {
+  credentials?: CredentialsSource;
+  loginRequest?: TokenAuthOptions['loginRequest'];
   authBaseURL: string;
   /** No `authBaseURL` was given: messages about the token calls' address say it is the instance's `baseURL`. */
   authBaseURLFromBaseURL: boolean;
@@ -70,6 +77,8 @@ export type ResolvedOptions = Required<
 /** Every option's name, once: the compiler fails here when an option is added to {@link TokenAuthOptions} but not here. */
 const OPTION_NAMES = {
   credentials: true,
+  loginRequest: true,
+  refreshTokenInCookie: true,
   authBaseURL: true,
   loginPath: true,
   tokenPath: true,
@@ -97,7 +106,7 @@ function fail(message: string): never {
 }
 
 function describe(value: unknown): string {
-  if (value === null) return 'null';
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'string'
     ? `the string "${value.slice(0, 40)}"`
@@ -135,14 +144,14 @@ function checkPath(name: string, value: string): void {
     fail(`\`${name}\` must be a non-empty string such as "/auth/api/v1/accounts/login", got ${describe(value)}.`);
 }
 
-function checkCredentials(value: unknown): void {
-  if (typeof value === 'function') return;
-  if (typeof value !== 'object' || value === null) {
+function checkCredentials(value: unknown, basic: boolean): void {
+  if (typeof value === 'function' || value === undefined) return;
+  if (typeof value !== 'object' || value === null)
+    // Never echo the value: a string here may well be the password.
     fail(
-      `\`credentials\` is required: pass { username, password } or a function that returns them, got ${describe(value)}.`,
+      `\`credentials\` must be { username, password } or a function that returns them, got ${value === null ? 'null' : `a ${typeof value}`}.`,
     );
-  }
-  const problem = credentialsProblem(value);
+  const problem = credentialsProblem(value, basic);
   if (problem !== undefined) fail(`\`credentials\` ${problem}.`);
 }
 
@@ -171,13 +180,21 @@ function checkOrigins(origins: unknown): void {
 /** Merges the user's options over {@link DEFAULTS} and checks them, so that bad input fails at attach time. */
 export function resolveOptions(instance: AxiosInstance, options: TokenAuthOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null)
-    fail(`the second argument must be an options object with \`credentials\`, got ${describe(options)}.`);
+    fail(`the second argument must be an options object, such as { credentials }, got ${describe(options)}.`);
   checkKeys(options);
-  checkCredentials(options.credentials);
-  for (const name of ['refreshRequest', 'parseTokens', 'applyToken', 'isTokenRejected', 'clock'] as const)
+  for (const name of [
+    'loginRequest',
+    'refreshRequest',
+    'parseTokens',
+    'applyToken',
+    'isTokenRejected',
+    'clock',
+  ] as const)
     checkFunction(name, options[name]);
-  if (options.allowInsecureHttp !== undefined && typeof options.allowInsecureHttp !== 'boolean')
-    fail(`\`allowInsecureHttp\` must be true or false, got ${describe(options.allowInsecureHttp)}.`);
+  checkCredentials(options.credentials, options.loginRequest === undefined);
+  for (const name of ['allowInsecureHttp', 'refreshTokenInCookie'] as const)
+    if (options[name] !== undefined && typeof options[name] !== 'boolean')
+      fail(`\`${name}\` must be true or false, got ${describe(options[name])}.`);
 
   const defined = Object.fromEntries(
     Object.entries(options).filter(([, value]) => value !== undefined),
@@ -225,6 +242,12 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   const explicitMarginMs = defined.expiryMarginMs;
   return {
     ...merged,
+    // With the refresh token in a cookie, the default token call sends no body unless a refresh token is held.
+    refreshRequest:
+      defined.refreshRequest ??
+      (merged.refreshTokenInCookie
+        ? (refreshToken) => (refreshToken === '' ? {} : DEFAULTS.refreshRequest(refreshToken))
+        : DEFAULTS.refreshRequest),
     authBaseURL,
     authBaseURLFromBaseURL: merged.authBaseURL === undefined,
     origins,

@@ -25,10 +25,14 @@ export interface Ticket {
 /** `auto` follows the client rule; `login` and `refresh` are the user's explicit calls. */
 type Mode = 'auto' | 'login' | 'refresh';
 
-/** What one renewal runs under: the logout epoch it started in, and the fence of the store lock it holds, if any. */
+/**
+ * What one renewal runs under: the logout epoch it started in, the fence of the store lock it holds, if any, and the
+ * credentials `auth.login()` was given for it alone.
+ */
 interface Scope {
   readonly epoch: number;
   readonly fence: number | undefined;
+  readonly credentials?: Credentials | undefined;
 }
 
 type Operation = TokenAuthEvents['failure']['operation'];
@@ -167,9 +171,22 @@ export class TokenKeeper {
     return { ...this.counts };
   }
 
-  async login(): Promise<void> {
+  async login(credentials?: Credentials): Promise<void> {
     while (this.inflight) await this.inflight.catch(noop);
-    await this.renew('manual', 'login');
+    await this.renew('manual', 'login', credentials);
+  }
+
+  /** Holds a pair obtained elsewhere, and writes it to the store under its lock, as a renewal would. */
+  async setTokens(tokens: ParsedTokens): Promise<void> {
+    if (typeof tokens?.access !== 'string' || tokens.access === '')
+      throw new TypeError('auth.setTokens: pass { access, refresh?, expiresIn? } with a non-empty `access` token.');
+    while (this.inflight) await this.inflight.catch(noop);
+    const lock = await this.store.lock();
+    try {
+      await this.keep(this.pairFrom(tokens, undefined), { epoch: this.epoch, fence: lock.fence });
+    } finally {
+      lock.release();
+    }
   }
 
   async refresh(): Promise<void> {
@@ -201,9 +218,9 @@ export class TokenKeeper {
     this.unsubscribe();
   }
 
-  private renew(reason: RenewalReason, mode: Mode = 'auto'): Promise<Held> {
+  private renew(reason: RenewalReason, mode: Mode = 'auto', credentials?: Credentials): Promise<Held> {
     if (this.inflight) return this.inflight;
-    const renewal = this.runRenewal(reason, mode, this.pairs.current?.pair, this.epoch);
+    const renewal = this.runRenewal(reason, mode, this.pairs.current?.pair, this.epoch, credentials);
     this.inflight = renewal;
     // Waiters may all have been aborted: the shared promise must not become an unhandled rejection.
     renewal
@@ -222,23 +239,27 @@ export class TokenKeeper {
     mode: Mode,
     refused: TokenPair | undefined,
     epoch: number,
+    credentials: Credentials | undefined,
   ): Promise<Held> {
     const lock = await this.store.lock();
-    const scope: Scope = { epoch, fence: lock.fence };
+    const scope: Scope = { epoch, fence: lock.fence, credentials };
     try {
       const stored = await this.store.get();
       // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
       if (mode === 'auto' && stored && stored.access !== refused?.access && !this.pairs.expired(stored))
         return this.adopt(stored, epoch);
       const basis = stored ?? refused;
-      if (mode === 'login' || !basis?.refresh) return await this.loginWith(reason, mode, scope);
+      // A refresh token in a cookie is the browser's to send: the token call goes whether or not one is held here.
+      const canRefresh = basis?.refresh !== undefined || this.options.refreshTokenInCookie;
+      if (mode === 'login' || !canRefresh) return await this.loginWith(reason, mode, scope);
       try {
-        return await this.refreshWith(basis.refresh, reason, scope);
+        return await this.refreshWith(basis?.refresh, reason, scope);
       } catch (error) {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
         // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
         const again = await this.store.get();
-        if (again && again.refresh !== basis.refresh && !this.pairs.expired(again)) return this.adopt(again, epoch);
+        if (again && again.access !== basis?.access && again.refresh !== basis?.refresh && !this.pairs.expired(again))
+          return this.adopt(again, epoch);
         // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
         // Forget it, so that if the login fails too, later requests do not send it again while they wait.
         await this.discard(basis, again, scope);
@@ -270,7 +291,10 @@ export class TokenKeeper {
     if (cooling) throw cooling;
     let credentials: Credentials;
     try {
-      credentials = await credentialsFor(this.options.credentials, (error) => this.secrets.copy(error));
+      credentials = await credentialsFor(this.options.credentials, scope.credentials, {
+        basic: this.options.loginRequest === undefined,
+        redact: (error) => this.secrets.copy(error),
+      });
     } catch (error) {
       throw this.report('login', error);
     }
@@ -289,7 +313,7 @@ export class TokenKeeper {
     return held;
   }
 
-  private async refreshWith(refreshToken: string, reason: RenewalReason, scope: Scope): Promise<Held> {
+  private async refreshWith(refreshToken: string | undefined, reason: RenewalReason, scope: Scope): Promise<Held> {
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
@@ -299,7 +323,7 @@ export class TokenKeeper {
     }
     this.counts.refreshes += 1;
     const held = await this.keep(this.pairFrom(parsed, refreshToken), scope);
-    const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken;
+    const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken && refreshToken !== undefined;
     this.events.emit('refresh', { reason, rotated, durationMs: this.options.clock() - started });
     return held;
   }
@@ -321,7 +345,8 @@ export class TokenKeeper {
     return stored && !this.pairs.expired(stored) ? this.adopt(stored, scope.epoch) : held;
   }
 
-  private async discard(dead: TokenPair, stored: TokenPair | null, scope: Scope): Promise<void> {
+  private async discard(dead: TokenPair | undefined, stored: TokenPair | null, scope: Scope): Promise<void> {
+    if (!dead) return;
     if (this.pairs.current?.pair.access === dead.access) this.pairs.drop();
     if (stored?.access === dead.access) await this.store.clear(scope.fence);
   }

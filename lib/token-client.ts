@@ -79,15 +79,28 @@ export class TokenClient {
   }
 
   login(credentials: Credentials): Promise<ParsedTokens> {
+    const url = this.options.loginPath;
+    const custom = this.options.loginRequest;
+    if (custom) {
+      const { data, headers, params, withCredentials } = custom(credentials);
+      // Whatever the request carries may be a secret (a password, a client secret, an assertion): mask it all.
+      const secrets = [credentials.password, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
+      const basic = headers?.Authorization ?? headers?.authorization;
+      if (basic?.startsWith('Basic ')) secrets.push(basic, basic.slice(6));
+      return this.call('login', { url, data, headers, params, withCredentials }, secrets);
+    }
     const basic = `Basic ${base64FromUtf8(`${credentials.username}:${credentials.password}`)}`;
     // The raw password too: an answer may quote what it was sent.
     const secrets = [basic, basic.slice(6), `${credentials.username}:${credentials.password}`, credentials.password];
-    return this.call('login', { url: this.options.loginPath, headers: { Authorization: basic } }, secrets);
+    return this.call('login', { url, headers: { Authorization: basic } }, secrets);
   }
 
-  refresh(refreshToken: string): Promise<ParsedTokens> {
-    const { data, headers, params } = this.options.refreshRequest(refreshToken);
-    return this.call('refresh', { url: this.options.tokenPath, data, headers, params }, [refreshToken]);
+  /** The token call; `refreshToken` undefined when the refresh token lives in a cookie the plugin cannot see. */
+  refresh(refreshToken: string | undefined): Promise<ParsedTokens> {
+    const cookie = this.options.refreshTokenInCookie;
+    const { data, headers, params, withCredentials = cookie } = this.options.refreshRequest(refreshToken ?? '');
+    const secrets = [...(refreshToken === undefined ? [] : [refreshToken]), ...secretsIn(data), ...secretsIn(headers)];
+    return this.call('refresh', { url: this.options.tokenPath, data, headers, params, withCredentials }, secrets);
   }
 
   private async call(operation: Operation, config: AxiosRequestConfig, sent: string[]): Promise<ParsedTokens> {
@@ -199,6 +212,28 @@ function hostAndPort(url: string): string {
   } catch {
     return url;
   }
+}
+
+/** Names under which a request carries a secret: a password, a client secret, a token, a key, an assertion. */
+const SECRET_NAME = /pass|secret|token|key|assertion|code|credential|auth|refresh|access/i;
+
+/**
+ * The secrets a request carries, to mask: values under secret-looking names in a body object, a form, headers or
+ * query parameters, and a text body whole. Other values (`grant_type=password`, a scope) stay readable.
+ */
+function secretsIn(value: unknown, name = ''): string[] {
+  if (typeof value === 'string') {
+    if (name === '') return value.length >= 4 ? [value, ...secretsIn(formOf(value))] : [];
+    return SECRET_NAME.test(name) && value !== '' ? [value] : [];
+  }
+  if (value instanceof URLSearchParams) return [...value.entries()].flatMap(([key, item]) => secretsIn(item, key));
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, item]) => secretsIn(item, key));
+}
+
+/** A form-encoded text as a form, to find its secret fields; none for other texts. */
+function formOf(text: string): URLSearchParams | undefined {
+  return /^[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*$/.test(text) ? new URLSearchParams(text) : undefined;
 }
 
 /** Token-like strings in an answer body: values under keys that name a token. */

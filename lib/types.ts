@@ -8,9 +8,9 @@ declare module 'axios' {
   }
 }
 
-/** The username and password sent, as HTTP Basic, to the login call. */
+/** The username and password of the login call: sent as HTTP Basic, or as `loginRequest` puts them. */
 export interface Credentials {
-  /** The part before the colon of the Basic value. A `:` in it (RFC 7617 forbids one) fails with `NO_CREDENTIALS`. */
+  /** The part before the colon of the Basic value. A `:` in it (RFC 7617 forbids one) fails, when sent as Basic. */
   username: string;
   /** The part after the colon; it may contain `:`. Never logged, never put in an error. */
   password: string;
@@ -61,12 +61,26 @@ export interface TokenBudgetLimits {
 
 /** What the token call sends besides the method and URL. */
 export interface RefreshRequest {
-  /** The body; axios sends an object as JSON. */
+  /** The body; axios sends an object as JSON, and a `URLSearchParams` as a form. */
   data?: unknown;
   /** Headers of the token call, besides `Accept: application/json`. */
   headers?: Record<string, string>;
   /** Query parameters of the token call. */
   params?: Record<string, unknown>;
+  /** Send the browser's cookies with the call (a refresh token kept in an HttpOnly cookie). */
+  withCredentials?: boolean;
+}
+
+/** What the login call sends besides the method and URL, when it is not HTTP Basic: the whole request. */
+export interface LoginRequest {
+  /** The body; axios sends an object as JSON, and a `URLSearchParams` as a form (OAuth2). */
+  data?: unknown;
+  /** Headers of the login call, besides `Accept: application/json`. No `Authorization` is added. */
+  headers?: Record<string, string>;
+  /** Query parameters of the login call. */
+  params?: Record<string, unknown>;
+  /** Send the browser's cookies with the call, and let it set them (a refresh token kept in an HttpOnly cookie). */
+  withCredentials?: boolean;
 }
 
 /** Held while renewing; released when the renewal ends, whatever its outcome. */
@@ -104,18 +118,21 @@ export interface TokenStore {
   subscribe?(listener: (pair: TokenPair | null) => void): () => void;
 }
 
-/** Options of {@link attachTokenAuth}. Only `credentials` is required. */
+/** Options of {@link attachTokenAuth}. All are optional; most apps pass `credentials`. */
 export interface TokenAuthOptions {
   /**
    * Username and password for the login call, or a function (sync or async) that returns them. The function is
-   * called only when a login is needed, never at attach time. Required: there is no default.
+   * called only when a login is needed, never at attach time. Without them (an app whose sign-in happens elsewhere
+   * and hands the pair over with `auth.setTokens()` or `auth.login(credentials)`), a login the plugin would need
+   * fails with `NO_CREDENTIALS`, meaning "sign in again".
+   * @default none
    *
    * @example
    * attachTokenAuth(api, {
    *   credentials: () => ({ username: process.env.API_USERNAME ?? '', password: process.env.API_PASSWORD ?? '' }),
    * });
    */
-  credentials: CredentialsSource;
+  credentials?: CredentialsSource;
   /**
    * Where the token service lives, when not at the instance's `baseURL` (the real service runs auth and data on
    * different hosts).
@@ -141,6 +158,23 @@ export interface TokenAuthOptions {
    * refreshRequest: (refreshToken) => ({ headers: { 'X-Refresh-Token': refreshToken } })
    */
   refreshRequest?: (refreshToken: string) => RefreshRequest;
+  /**
+   * The whole login request, for a service whose login is not HTTP Basic: a JSON or form body, headers, query
+   * parameters. When set, no Basic header is added. Whatever it sends is masked in errors and events.
+   * @default none: HTTP Basic, `Authorization: Basic base64(username:password)` and no body
+   *
+   * @example
+   * // Django SimpleJWT, and most Express and Nest backends: JSON { username, password }.
+   * loginRequest: ({ username, password }) => ({ data: { username, password } })
+   */
+  loginRequest?: (credentials: Credentials) => LoginRequest;
+  /**
+   * The token call takes the refresh token from an HttpOnly cookie the browser keeps, not from the plugin: a renewal
+   * goes through the token call with `withCredentials` even when no refresh token is held, and a refusal then leads
+   * to a login (or, without credentials, to `NO_CREDENTIALS`: "sign in again").
+   * @default false
+   */
+  refreshTokenInCookie?: boolean;
   /**
    * Reads the tokens out of a 200 answer of the login or token call; returns undefined when there is no
    * access token (the plugin then fails with `TOKEN_RESPONSE_INVALID`).
@@ -336,8 +370,17 @@ export interface TokenAuth {
   accessToken(): Promise<string>;
   /** The pair held, as it is (expired or not), or null. Treat it as a secret. */
   getTokens(): Promise<TokenPair | null>;
-  /** Logs in now with the credentials, even during the cooldown after a rejected login. */
-  login(): Promise<void>;
+  /**
+   * Logs in now, even during the cooldown after a rejected login: with `credentials` when given (a sign-in form's,
+   * used for this login only and not kept), else with the `credentials` option.
+   */
+  login(credentials?: Credentials): Promise<void>;
+  /**
+   * Holds a pair obtained elsewhere (a sign-in page, an OAuth redirect) and writes it to the store, so that tabs and
+   * processes sharing it use it too. Its expiry is read as an answer's: `expiresIn` in seconds, else a JWT's `exp`,
+   * else `accessTokenLifetimeMs`.
+   */
+  setTokens(tokens: ParsedTokens): Promise<void>;
   /** Renews the access token now through the refresh token (or a login when there is none or it is refused). */
   refresh(): Promise<void>;
   /** Drops the tokens from memory and the store; the next request logs in again. */

@@ -4,7 +4,15 @@ import axios from 'axios';
 import type { AxiosInstance } from 'axios';
 import { expectTypeOf } from 'expect-type';
 import { attachTokenAuth, MemoryTokenStore } from 'axios-token-keeper';
-import type { TokenAuth, TokenAuthOptions, TokenAuthStats, TokenPair, TokenStore } from 'axios-token-keeper';
+import type {
+  Credentials,
+  ParsedTokens,
+  TokenAuth,
+  TokenAuthOptions,
+  TokenAuthStats,
+  TokenPair,
+  TokenStore,
+} from 'axios-token-keeper';
 
 const api = axios.create({ baseURL: 'https://api.example.com' });
 const credentials = { username: 'jane', password: 'pw' };
@@ -23,12 +31,13 @@ attachTokenAuth({ baseURL: 'https://api.example.com' }, { credentials });
 
 // What the handle offers, and nothing more: a method added or dropped is a change of the public API.
 expectTypeOf<keyof TokenAuth>().toEqualTypeOf<
-  'eject' | 'accessToken' | 'getTokens' | 'login' | 'refresh' | 'logout' | 'on' | 'stats'
+  'eject' | 'accessToken' | 'getTokens' | 'setTokens' | 'login' | 'refresh' | 'logout' | 'on' | 'stats'
 >();
+expectTypeOf<TokenAuth['setTokens']>().toEqualTypeOf<(tokens: ParsedTokens) => Promise<void>>();
 expectTypeOf<TokenAuth['accessToken']>().toEqualTypeOf<() => Promise<string>>();
 expectTypeOf<TokenAuth['eject']>().toEqualTypeOf<() => void>();
 expectTypeOf<TokenAuth['getTokens']>().toEqualTypeOf<() => Promise<TokenPair | null>>();
-expectTypeOf<TokenAuth['login']>().toEqualTypeOf<() => Promise<void>>();
+expectTypeOf<TokenAuth['login']>().toEqualTypeOf<(credentials?: Credentials) => Promise<void>>();
 expectTypeOf<TokenAuth['refresh']>().toEqualTypeOf<() => Promise<void>>();
 expectTypeOf<TokenAuth['logout']>().toEqualTypeOf<() => Promise<void>>();
 expectTypeOf<TokenAuth['stats']>().toEqualTypeOf<() => TokenAuthStats>();

@@ -6,6 +6,7 @@ import { attachTokenAuth, MemoryTokenStore } from 'axios-token-keeper';
 import type {
   Credentials,
   CredentialsSource,
+  LoginRequest,
   ParsedTokens,
   RefreshRequest,
   TokenAuthOptions,
@@ -17,10 +18,13 @@ const credentials: Credentials = { username: 'jane', password: 'pw' };
 
 type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
 
-// Only `credentials` is required; the set of options is the documented one (a new option gets its line here).
-expectTypeOf<RequiredKeys<TokenAuthOptions>>().toEqualTypeOf<'credentials'>();
+// Every option is optional (an app whose sign-in happens elsewhere passes no credentials); the set of options is the
+// documented one (a new option gets its line here).
+expectTypeOf<RequiredKeys<TokenAuthOptions>>().toEqualTypeOf<never>();
 expectTypeOf<keyof TokenAuthOptions>().toEqualTypeOf<
   | 'credentials'
+  | 'loginRequest'
+  | 'refreshTokenInCookie'
   | 'authBaseURL'
   | 'loginPath'
   | 'tokenPath'
@@ -42,7 +46,17 @@ expectTypeOf<keyof TokenAuthOptions>().toEqualTypeOf<
 >();
 
 // Each option's type (optional ones read as `T | undefined`).
-expectTypeOf<TokenAuthOptions['credentials']>().toEqualTypeOf<CredentialsSource>();
+expectTypeOf<TokenAuthOptions['credentials']>().toEqualTypeOf<CredentialsSource | undefined>();
+expectTypeOf<TokenAuthOptions['loginRequest']>().toEqualTypeOf<
+  ((credentials: Credentials) => LoginRequest) | undefined
+>();
+expectTypeOf<LoginRequest>().toEqualTypeOf<{
+  data?: unknown;
+  headers?: Record<string, string>;
+  params?: Record<string, unknown>;
+  withCredentials?: boolean;
+}>();
+expectTypeOf<TokenAuthOptions['refreshTokenInCookie']>().toEqualTypeOf<boolean | undefined>();
 expectTypeOf<CredentialsSource>().toEqualTypeOf<
   Credentials | (() => Credentials | null | undefined | Promise<Credentials | null | undefined>)
 >();
@@ -57,6 +71,7 @@ expectTypeOf<RefreshRequest>().toEqualTypeOf<{
   data?: unknown;
   headers?: Record<string, string>;
   params?: Record<string, unknown>;
+  withCredentials?: boolean;
 }>();
 expectTypeOf<TokenAuthOptions['parseTokens']>().toEqualTypeOf<
   ((body: unknown) => ParsedTokens | null | undefined) | undefined
@@ -110,8 +125,10 @@ export function accepted(): void {
 }
 
 export function refused(): void {
-  // @ts-expect-error `credentials` is required
-  attachTokenAuth(api, { authBaseURL: 'https://auth.example.com' });
+  // @ts-expect-error a loginRequest takes the credentials and returns the request, not a Basic header
+  attachTokenAuth(api, { credentials, loginRequest: () => 'Basic amFuZTpwdw==' });
+  // @ts-expect-error `refreshTokenInCookie` is a boolean
+  attachTokenAuth(api, { refreshTokenInCookie: 'yes' });
   // @ts-expect-error credentials need a password
   attachTokenAuth(api, { credentials: { username: 'jane' } });
   // @ts-expect-error a credentials function returns credentials, not a Basic header
