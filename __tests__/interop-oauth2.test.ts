@@ -16,20 +16,13 @@ import { startResourceServer } from '../harness/oauth2/resource.js';
 import type { ResourceServer } from '../harness/oauth2/resource.js';
 import { burst, fulfilled, manualClock } from './helpers/flow.js';
 import { expectNoLeaks, recordEvents } from './helpers/scan-secrets.js';
+import { reasons } from './helpers/settled.js';
 import type { Secret } from './helpers/scan-secrets.js';
 
 const SERVICE_SECRET = 'svc-secret-7f3a9c2e41b8';
 const APP_SECRET = 'app-secret-0d6b5e19c7a3';
 const RESOURCE_SERVER_SECRET = 'rs-secret-4c8e2a7f1d90';
 const REDIRECT_URI = 'http://127.0.0.1/callback';
-
-/** The rejection of every settled result; fails if one was fulfilled. */
-function reasons(results: PromiseSettledResult<unknown>[]): unknown[] {
-  return results.map((result) => {
-    if (result.status === 'fulfilled') throw new Error('expected every request to be rejected');
-    return result.reason as unknown;
-  });
-}
 
 /** Whom the API saw behind each request's token (the user, or the client for client_credentials). */
 function subjects(results: PromiseSettledResult<{ data: { subject: string } }>[]): unknown[] {

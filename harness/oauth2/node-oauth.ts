@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { TokenCall } from './token-call.js';
+import { listenOnLoopback } from '../loopback.js';
 
 export interface NodeOAuthClient {
   id: string;
@@ -124,11 +124,8 @@ export async function startNodeOAuthServer(options: {
     res.end(JSON.stringify(response.body ?? {}));
   };
 
-  const server = createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    ...(await listenOnLoopback(createServer((req, res) => void handle(req, res)))),
     tokenCalls,
     api,
     expireAccessTokens: () => {
@@ -136,11 +133,6 @@ export async function startNodeOAuthServer(options: {
     },
     revokeRefreshTokens: () => refreshTokens.clear(),
     holdsRefreshToken: (token) => refreshTokens.has(token),
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
 

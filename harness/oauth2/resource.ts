@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../loopback.js';
 
 /** What the resource server learnt of a bearer token from the authorization server. */
 export interface TokenInfo {
@@ -54,16 +54,9 @@ export async function startResourceServer(validate: (token: string) => Promise<T
       res.end(JSON.stringify({ path: req.url, subject: info.subject, body: Buffer.concat(chunks).toString('utf8') }));
     })();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    ...(await listenOnLoopback(server)),
     counts,
     seen,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
