@@ -1,29 +1,46 @@
 // `npm start`: the plugin at work. Starts the token-service emulator with a short access lifetime, attaches the
 // plugin to an axios instance, drives waves of concurrent requests across several expiries, and checks that the
-// plugin kept to one login in all and one refresh per expiry. Exit 0 only when it did.
-//
-// Against a real deployment: npm start -- --base-url https://api.example.com --path /orders
-// with the credentials in TOKEN_KEEPER_USERNAME and TOKEN_KEEPER_PASSWORD (never on the command line).
-import { parseArgs } from 'node:util';
+// plugin kept to one login in all and one refresh per expiry. Exit 0 only when it did. `npm start -- --help` for
+// the flags.
 import axios from 'axios';
 import { Presets, SingleBar } from 'cli-progress';
 import { attachTokenAuth } from '../lib/index.js';
 import { startEmulator } from '../lib/emulator/index.js';
-import type { TokenServiceEmulator } from '../lib/emulator/index.js';
-import { parseCount, parseDuration } from './duration.js';
+import { runCommand, UsageError } from './cli.js';
+import type { Flags } from './cli.js';
+import { DURATIONS, parseCount, parseDuration } from './duration.js';
 
-const { values } = parseArgs({
-  options: {
-    'base-url': { type: 'string' },
-    'auth-base-url': { type: 'string' },
-    path: { type: 'string', default: '/allocation/api/v1/tracking/order-list' },
-    expiries: { type: 'string', default: '5' },
-    'access-ttl': { type: 'string', default: '1500ms' },
-    concurrency: { type: 'string' },
-    interval: { type: 'string', default: '100ms' },
-    waves: { type: 'string' },
-  },
-});
+const USAGE = `Usage: npm start -- [options]
+
+Drives waves of concurrent requests through the plugin across several access-token expiries on the emulator, and
+checks the plugin made one login in all and one refresh per expiry. Exits 0 when it did, 1 when it did not or
+something failed, 2 on a mistake in the command.
+
+Options:
+  --expiries <n>         expiries to drive the requests across (default 5)
+  --access-ttl <time>    access-token lifetime on the emulator (default 1500ms)
+  --concurrency <n>      requests per wave (default 40, or 4 with --base-url)
+  --interval <time>      pause between waves (default 100ms)
+  --waves <n>            waves to send (default: enough for the expiries, or 10 with --base-url)
+  --base-url <url>       a real deployment instead of the emulator, with the credentials in the environment
+                         variables TOKEN_KEEPER_USERNAME and TOKEN_KEEPER_PASSWORD (never on the command line)
+  --auth-base-url <url>  where the token service is, when not at --base-url
+  --path <path>          what to request (default /allocation/api/v1/tracking/order-list)
+  -h, --help             this text
+
+${DURATIONS}
+`;
+
+const OPTIONS = {
+  'base-url': { type: 'string' },
+  'auth-base-url': { type: 'string' },
+  path: { type: 'string', default: '/allocation/api/v1/tracking/order-list' },
+  expiries: { type: 'string', default: '5' },
+  'access-ttl': { type: 'string', default: '1500ms' },
+  concurrency: { type: 'string' },
+  interval: { type: 'string', default: '100ms' },
+  waves: { type: 'string' },
+} as const;
 
 interface Tally {
   sent: number;
@@ -34,8 +51,17 @@ interface Tally {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function main(): Promise<number> {
-  const real = values['base-url'];
+/** An absolute http(s) URL, or a UsageError naming the flag. */
+function parseUrl(text: string | undefined, option: string): string | undefined {
+  if (text !== undefined && !(/^https?:\/\//.test(text) && URL.canParse(text)))
+    throw new UsageError(`--${option} takes an absolute URL such as https://api.example.com, got "${text}"`);
+  return text;
+}
+
+/** What the flags and the environment ask for, all read before anything starts. */
+function readPlan(values: Flags<typeof OPTIONS>) {
+  const real = parseUrl(values['base-url'], 'base-url');
+  const authBaseURL = parseUrl(values['auth-base-url'], 'auth-base-url');
   const ttl = parseDuration(values['access-ttl'], 'access-ttl');
   const interval = parseDuration(values.interval, 'interval');
   const expiries = parseCount(values.expiries, 'expiries');
@@ -45,27 +71,28 @@ async function main(): Promise<number> {
     : real
       ? 10
       : Math.ceil(((expiries + 0.5) * ttl) / interval);
-
-  let emulator: TokenServiceEmulator | undefined;
   let credentials = { username: 'demo', password: 'demo-password' };
   if (real) {
     const { TOKEN_KEEPER_USERNAME: username, TOKEN_KEEPER_PASSWORD: password } = process.env;
     if (!username || !password)
-      throw new Error('Set TOKEN_KEEPER_USERNAME and TOKEN_KEEPER_PASSWORD to run against a real deployment.');
+      throw new UsageError('Set TOKEN_KEEPER_USERNAME and TOKEN_KEEPER_PASSWORD to run against a real deployment.');
     credentials = { username, password };
-  } else {
-    emulator = await startEmulator({
-      accessTtlMs: ttl,
-      latency: { data: () => 2 + Math.random() * 20, token: 15, login: 25 },
-      log: false,
-    });
   }
+  return { real, authBaseURL, ttl, interval, expiries, concurrency, waves, credentials };
+}
+
+async function main(values: Flags<typeof OPTIONS>): Promise<number> {
+  const { real, authBaseURL, ttl, interval, expiries, concurrency, waves, credentials } = readPlan(values);
+  const emulator = real
+    ? undefined
+    : await startEmulator({
+        accessTtlMs: ttl,
+        latency: { data: () => 2 + Math.random() * 20, token: 15, login: 25 },
+        log: false,
+      });
 
   const api = axios.create({ baseURL: real ?? emulator!.url });
-  const auth = attachTokenAuth(api, {
-    credentials,
-    ...(values['auth-base-url'] ? { authBaseURL: values['auth-base-url'] } : {}),
-  });
+  const auth = attachTokenAuth(api, { credentials, ...(authBaseURL ? { authBaseURL } : {}) });
   const tally: Tally = { sent: 0, succeeded: 0, failed: 0 };
 
   process.stdout.write(
@@ -136,10 +163,4 @@ async function main(): Promise<number> {
   return kept ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(2);
-  },
-);
+runCommand(USAGE, OPTIONS, main);

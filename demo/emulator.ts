@@ -1,26 +1,47 @@
-// `npm run emulator -- --port 8080 --access-ttl 30s`: the token-service emulator, standalone, for curl.
-import { parseArgs } from 'node:util';
+// `npm run emulator -- --port 8080 --access-ttl 30s`: the token-service emulator, standalone, for curl or an app.
+// `npm run emulator -- --help` for the flags.
 import { startEmulator } from '../lib/emulator/index.js';
-import { parseCount, parseDuration } from './duration.js';
+import { runCommand } from './cli.js';
+import type { Flags } from './cli.js';
+import { DURATIONS, parseDuration, parsePort } from './duration.js';
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: '8080' },
-    host: { type: 'string', default: '127.0.0.1' },
-    'access-ttl': { type: 'string', default: '45m' },
-    'refresh-ttl': { type: 'string', default: '720h' },
-    user: { type: 'string', default: 'demo' },
-    password: { type: 'string', default: 'demo-password' },
-    jwt: { type: 'boolean', default: false },
-    'no-rotation': { type: 'boolean', default: false },
-    cors: { type: 'boolean', default: false },
-  },
-});
+const USAGE = `Usage: npm run emulator -- [options]
 
-async function main(): Promise<void> {
+Runs the token-service emulator on its own until Ctrl-C: the login, the token call, and any other path as a
+protected resource, for curl, your app or the examples. Exits 1 when it cannot listen, 2 on a mistake in the
+command.
+
+Options:
+  --port <n>            port to listen on, 0 for any free one (default 8080)
+  --host <address>      address to listen on (default 127.0.0.1)
+  --access-ttl <time>   access-token lifetime (default 45m)
+  --refresh-ttl <time>  refresh-token lifetime (default 720h)
+  --user <name>         the username that may log in (default demo)
+  --password <text>     its password (default demo-password)
+  --jwt                 issue JWTs with an exp claim instead of opaque tokens
+  --no-rotation         keep the refresh token on a token call instead of issuing a new one
+  --cors                answer CORS preflights and allow any origin, for a browser app
+  -h, --help            this text
+
+${DURATIONS}
+`;
+
+const OPTIONS = {
+  port: { type: 'string', default: '8080' },
+  host: { type: 'string', default: '127.0.0.1' },
+  'access-ttl': { type: 'string', default: '45m' },
+  'refresh-ttl': { type: 'string', default: '720h' },
+  user: { type: 'string', default: 'demo' },
+  password: { type: 'string', default: 'demo-password' },
+  jwt: { type: 'boolean', default: false },
+  'no-rotation': { type: 'boolean', default: false },
+  cors: { type: 'boolean', default: false },
+} as const;
+
+async function main(values: Flags<typeof OPTIONS>): Promise<void> {
   const emulator = await startEmulator({
     host: values.host,
-    port: values.port === '0' ? 0 : parseCount(values.port, 'port'),
+    port: parsePort(values.port),
     accessTtlMs: parseDuration(values['access-ttl'], 'access-ttl'),
     refreshTtlMs: parseDuration(values['refresh-ttl'], 'refresh-ttl'),
     users: { [values.user]: values.password },
@@ -36,6 +57,8 @@ async function main(): Promise<void> {
       `  curl -X POST -H 'Authorization: Basic ${basic}' ${emulator.url}/auth/api/v1/accounts/login`,
       `  curl -X POST -H 'Content-Type: application/json' -d '{"refresh_token":"<refresh>"}' ${emulator.url}/auth/api/v1/accounts/token`,
       `  curl -H 'Authorization: Bearer <access>' ${emulator.url}/allocation/api/v1/tracking/order-list`,
+      'An example against it:',
+      `  API_URL=${emulator.url} API_USERNAME=${values.user} API_PASSWORD=${values.password} npx tsx examples/quick-start.ts`,
       '',
     ].join('\n'),
   );
@@ -44,7 +67,4 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(2);
-});
+runCommand(USAGE, OPTIONS, main);
