@@ -2,14 +2,15 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import type { BrowserTokenStoreOptions } from '../lib/stores/browser.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
-import { bundlePage, launchChromium, serve, Tab } from './helpers/browser.js';
+import { bundlePage, launchChromium, requireChromium, serve, Tab } from './helpers/browser.js';
 import type { Site } from './helpers/browser.js';
 import type { PageStart } from './browser/page.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 
 // Real Chromium (Debian's, driven by playwright-core), a page bundled by esbuild from lib/, the emulator over real
 // HTTP on another origin (CORS). Tabs of one browser context share localStorage, BroadcastChannel and Web Locks,
-// as the tabs of one browser profile do.
+// as the tabs of one browser profile do. Without Chromium this file fails here, once, saying how to install it.
+requireChromium();
 jest.setTimeout(60_000);
 closeEmulatorsAfterEach();
 
@@ -31,8 +32,9 @@ beforeEach(async () => {
   context = await browser.newContext();
 });
 
+// A browser that did not launch fails beforeAll for every test; this hook adds no error of its own to that.
 afterEach(async () => {
-  await context.close();
+  await context?.close();
 });
 
 async function service(): Promise<TokenServiceEmulator> {

@@ -7,11 +7,13 @@ import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { startFleet, sumBursts, WorkerExitedError } from '../harness/fleet.js';
 import type { BurstReply, Fleet, FleetOptions, FleetStoreConfig } from '../harness/fleet.js';
 import { until } from './helpers/flow.js';
-import { startRedisServer } from '../harness/redis-server.js';
+import { requireRedisServer, startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
 
 // Several real processes (harness/fleet-worker.ts) share one token pair through a shared store, against the emulator
-// over real HTTP and a real redis-server: they log in once and renew once per expiry between them.
+// over real HTTP and a real redis-server: they log in once and renew once per expiry between them. Without
+// redis-server this file fails here, once, with the command that installs it.
+requireRedisServer();
 closeEmulatorsAfterEach();
 
 let redis: RedisServer;

@@ -13,12 +13,31 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-const INSTALL = 'Install it with `apt-get install redis-server` (`.ci/run` does); the Redis tests never skip.';
+/** The redis-server to start: REDIS_SERVER_PATH when set (another build, or a missing one to see the failure). */
+const REDIS_SERVER = process.env.REDIS_SERVER_PATH || 'redis-server';
 
-/** Fails, rather than skips, when redis-server is missing: a suite that silently skips proves nothing. */
-function requireRedisServer(): void {
-  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) throw new Error(`redis-server was not found on PATH. ${INSTALL}`);
+/**
+ * Fails, rather than skips, when there is no redis-server to start: a suite that silently skips proves nothing.
+ * Synchronous, so that a test file can call it while it loads: jest then fails that file once ("Test suite failed to
+ * run") instead of every test with the same error, and no hook runs to trip over a server that never started.
+ */
+export function requireRedisServer(): void {
+  const probe = spawnSync(REDIS_SERVER, ['--version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    const where = process.env.REDIS_SERVER_PATH ? `at ${REDIS_SERVER} (REDIS_SERVER_PATH)` : 'on PATH';
+    throw withoutStack(
+      new Error(
+        `redis-server was not found ${where}. Install it with \`apt-get install redis-server\` (\`.ci/run\` does), ` +
+          'or set REDIS_SERVER_PATH to one; the Redis tests fail without it, they never skip.',
+      ),
+    );
+  }
+}
+
+/** The message says what to do; a stack through jest's module loader would only bury it. */
+function withoutStack(error: Error): Error {
+  error.stack = `${error.name}: ${error.message}`;
+  return error;
 }
 
 async function freePort(): Promise<number> {
@@ -35,7 +54,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   for (let attempt = 1; ; attempt += 1) {
     const port = await freePort();
     const child = spawn(
-      'redis-server',
+      REDIS_SERVER,
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       {
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -7,8 +8,26 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { BrowserLocking } from '../../lib/stores/browser.js';
 import type { PageStart, TokenKeeperPage } from '../browser/page.js';
 
-/** Debian's Chromium; nothing is downloaded. Without it the browser suite fails: `.ci/run` installs it. */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Debian's Chromium (`.ci/run` installs it), or the one at CHROMIUM_PATH; nothing is downloaded. */
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+/**
+ * Fails, rather than skips, when there is no Chromium at CHROMIUM. Synchronous, so that a test file can call it while
+ * it loads: jest then fails that file once ("Test suite failed to run"), with the install command, instead of every
+ * test with playwright's launch error and every hook with what the browser that never started left undefined.
+ */
+export function requireChromium(): void {
+  const file = statSync(CHROMIUM, { throwIfNoEntry: false });
+  if (file?.isFile()) return;
+  const setBy = process.env.CHROMIUM_PATH ? ' (CHROMIUM_PATH)' : '';
+  const error = new Error(
+    `Chromium was not found at ${CHROMIUM}${setBy}. Install it with \`apt-get install chromium\` (\`.ci/run\` does), ` +
+      'or set CHROMIUM_PATH to a Chromium executable; the browser tests fail without it, they never skip.',
+  );
+  // The message says what to do; a stack through jest's module loader would only bury it.
+  error.stack = `${error.name}: ${error.message}`;
+  throw error;
+}
 
 const root = join(__dirname, '..', '..');
 
