@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,15 +8,28 @@ import axios from 'axios';
 import type { AxiosResponse } from 'axios';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { burst, fulfilled } from './helpers/flow.js';
+import { root, runScript, serveScript, stopScriptsAfterEach } from './helpers/scripts.js';
 import { startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
+import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 
-// The examples run for real against the emulator: they are documentation that cannot rot.
+// The examples run for real, each in a process of its own as a user runs it: documentation that cannot rot.
 closeEmulatorsAfterEach();
+stopScriptsAfterEach();
 
-const root = join(__dirname, '..');
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
 const demoUser = { users: { demo: 'demo-password' } };
+const account = (service: TokenServiceEmulator) => ({
+  API_URL: service.url,
+  API_USERNAME: 'demo',
+  API_PASSWORD: 'demo-password',
+});
+
+/** Runs an example to its end and resolves with what it printed; rejects when it fails. */
+async function runExample(file: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const { code, stdout, stderr } = await runScript(join(root, 'examples', file), [], { env });
+  if (code !== 0) throw new Error(`${file} exited with ${code}:\n${stdout}${stderr}`);
+  return stdout;
+}
 
 /** Counts an answer other than 200 as a failed request, with an Error that says what came back. */
 function refuseUnlessOk(response: AxiosResponse): AxiosResponse | Promise<never> {
@@ -25,17 +38,18 @@ function refuseUnlessOk(response: AxiosResponse): AxiosResponse | Promise<never>
     : Promise.reject(new Error(`${response.config.url} answered ${response.status}`));
 }
 
-function runExample(file: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      tsx,
-      [join(root, 'examples', file)],
-      { cwd: root, env: { ...process.env, ...env } },
-      (error, stdout, stderr) =>
-        error ? reject(new Error(`${file} failed: ${error.message}\n${stderr}`)) : resolve(stdout),
-    );
+describe('every example says at its top how to run it', () => {
+  const files = readdirSync(join(root, 'examples'));
+
+  it.each(files)('%s names every environment variable it reads, and the command or that it is imported', (file) => {
+    const source = readFileSync(join(root, 'examples', file), 'utf8');
+    const header = /^(?:\/\/.*\n)+/.exec(source)?.[0] ?? '';
+    const reads = [...source.matchAll(/process\.env\.(\w+)|\benv\('(\w+)'\)/g)].map((match) => match[1] ?? match[2]!);
+
+    expect(reads.filter((name) => !header.includes(name))).toEqual([]);
+    expect(header).toMatch(new RegExp(`npx tsx examples/${file}|not a script`));
   });
-}
+});
 
 it('node-script.ts runs on its own emulator, one login for ten pages', async () => {
   const output = await runExample('node-script.ts', { API_URL: '' });
@@ -45,31 +59,96 @@ it('node-script.ts runs on its own emulator, one login for ten pages', async () 
 
 it('quick-start.ts runs against a running emulator', async () => {
   const service = await emulator(demoUser);
-  const output = await runExample('quick-start.ts', {
-    API_URL: service.url,
-    API_USERNAME: 'demo',
-    API_PASSWORD: 'demo-password',
-  });
+  const output = await runExample('quick-start.ts', account(service));
   expect(output).toContain("path: '/allocation/api/v1/tracking/order-list'");
+  expect(output).toMatch(/logins: 1, refreshes: 0/);
   expect(service.counters.logins).toBe(1);
 });
 
-describe('express-backend.ts', () => {
-  let server: Server;
-  afterEach(async () => {
-    await new Promise((resolve) => server?.close(resolve));
+describe('quick-start.ts copied into a project of its own', () => {
+  let project: string;
+  beforeEach(() => {
+    // Under the repository, as package.test.ts's consumer, so that axios and tsx resolve from its node_modules.
+    mkdirSync(join(root, '.tmp'), { recursive: true });
+    project = mkdtempSync(join(root, '.tmp', 'quick-start-'));
+  });
+  afterEach(() => rmSync(project, { recursive: true, force: true }));
+
+  it.each(['commonjs', 'module'])('runs in a package of "type": "%s"', async (type) => {
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'my-app', private: true, type }));
+    // The package by its name, as the project would have it installed; here its source.
+    const paths = { 'axios-token-keeper': [join(root, 'lib', 'index.ts')] };
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { paths } }));
+    copyFileSync(join(root, 'examples', 'quick-start.ts'), join(project, 'index.ts'));
+    const service = await emulator(demoUser);
+
+    const { code, stdout, stderr } = await runScript('index.ts', [], { cwd: project, env: account(service) });
+
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toContain("path: '/allocation/api/v1/tracking/order-list'");
+    expect(service.counters.logins).toBe(1);
+  });
+});
+
+describe('events.ts', () => {
+  it('reports the login and the counts', async () => {
+    const service = await emulator(demoUser);
+    const output = await runExample('events.ts', account(service));
+    expect(output).toMatch(/^login \(no-token\) in \d+(\.\d+)? ms$/m);
+    expect(output).toContain('logins: 1');
   });
 
+  it('reports a refused login with its code and what to do', async () => {
+    const service = await emulator(demoUser);
+    const { code, stderr } = await runScript(join(root, 'examples', 'events.ts'), [], {
+      env: { ...account(service), API_PASSWORD: 'wrong' },
+    });
+    expect(code).toBe(0);
+    expect(stderr).toContain('login failed: LOGIN_REJECTED: ');
+    expect(stderr).toContain('Fix the credentials, then call auth.login().');
+  });
+});
+
+describe('custom-service.ts', () => {
+  let legacy: Server;
+  afterEach(async () => {
+    await new Promise((resolve) => legacy?.close(resolve));
+  });
+
+  it('speaks a service of another shape: the refresh token in a header, { token, renew }, 403 when expired', async () => {
+    const calls: string[] = [];
+    legacy = createServer((request, response) => {
+      const answer = (ok: boolean, body: unknown) =>
+        response.writeHead(ok ? 200 : 403, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+      calls.push(`${request.method} ${request.url}`);
+      const basic = `Basic ${Buffer.from('svc-reports:legacy-password').toString('base64')}`;
+      if (request.url === '/session')
+        answer(request.headers.authorization === basic, { token: { value: 'first', ttl: 3600 }, renew: 'renew-1' });
+      else if (request.url === '/session/renew')
+        answer(request.headers['x-refresh-token'] === 'renew-1', { token: { value: 'second' }, renew: 'renew-2' });
+      // The first token has expired already, as the service says it: with a 403.
+      else answer(request.headers['x-session'] === 'second', { report: 'daily' });
+    });
+    await new Promise<void>((resolve) => legacy.listen(0, '127.0.0.1', resolve));
+
+    const output = await runExample('custom-service.ts', {
+      LEGACY_URL: `http://127.0.0.1:${(legacy.address() as AddressInfo).port}`,
+      LEGACY_PASSWORD: 'legacy-password',
+    });
+
+    expect(output).toContain('GET /reports/daily: 200');
+    expect(output).toMatch(/logins: 1, refreshes: 1, replays: 1, failures: 0/);
+    expect(calls).toEqual(['POST /session', 'GET /reports/daily', 'POST /session/renew', 'GET /reports/daily']);
+  });
+});
+
+describe('express-backend.ts', () => {
   it('shares one login and one renewal per expiry among concurrent routes, and answers 503 with the code on token trouble', async () => {
     const service = await emulator(demoUser);
-    Object.assign(process.env, { API_URL: service.url, API_USERNAME: 'demo', API_PASSWORD: 'demo-password' });
-    const { app, auth } = await import('../examples/express-backend.js');
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    const backend = axios.create({
-      baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      validateStatus: () => true,
+    const { match } = await serveScript(join(root, 'examples', 'express-backend.ts'), [], /listening on (\S+)/, {
+      env: { ...account(service), PORT: '0' },
     });
+    const backend = axios.create({ baseURL: match[1], validateStatus: () => true });
 
     expect(
       fulfilled(await burst(50, (i) => backend.get('/orders', { params: { page: i } }).then(refuseUnlessOk))),
@@ -82,43 +161,46 @@ describe('express-backend.ts', () => {
     expect(health).toEqual({ logins: 1, refreshes: 1, replays: service.counters.unauthorized, failures: 0 });
     expect(health.replays).toBeGreaterThanOrEqual(1);
 
-    process.env.API_PASSWORD = 'changed';
-    await auth.logout();
+    // The account is refused from now on: the refresh token is dead and the login answers 401.
+    service.expireAccessTokens();
+    service.revokeRefreshTokens();
+    service.inject('login', { status: 401 });
     const refused = await backend.get('/orders');
     expect([refused.status, refused.data]).toEqual([503, { error: 'LOGIN_REJECTED' }]);
   });
 });
 
-it('with-axios-retry.ts: the user’s retries and the plugin’s renewal compose', async () => {
-  const service = await emulator(demoUser);
-  Object.assign(process.env, { API_URL: service.url, API_USERNAME: 'demo', API_PASSWORD: 'demo-password' });
-  const { api, auth } = await import('../examples/with-axios-retry.js');
-  await api.get('/orders');
-
-  // A 503 on a data call is the user's retry's to handle; the 401 after the expiry is the plugin's.
-  service.expireAccessTokens();
+it('with-axios-retry.ts: an expiry and a 503 on one request cost one renewal and one retry, and it succeeds', async () => {
+  let sends = 0;
+  const service: TokenServiceEmulator = await emulator({
+    ...demoUser,
+    // The access token expires while the first send is on its way, and that send gets a 503: the user's retry
+    // resends it, the plugin catches the expiry's 401, renews and replays.
+    latency: {
+      data: () => {
+        if ((sends += 1) === 1) service.expireAccessTokens();
+        return 0;
+      },
+    },
+  });
   service.inject('data', { status: 503 });
-  const response = await api.get('/orders');
 
-  expect(response.status).toBe(200);
-  expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
-  expect(service.calls.filter((call) => call.route === 'data').map((call) => call.path)).toEqual([
-    '/orders',
-    '/orders',
-    '/orders',
-    '/orders',
-  ]);
-  expect(auth.stats().replays).toBe(1);
+  const output = await runExample('with-axios-retry.ts', account(service));
+
+  expect(output).toContain('retry 1 after 503');
+  expect(output).toMatch(/answered 200 .*replays: 1/s);
+  expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, expiries: 1 });
+  expect(service.calls.filter((call) => call.route === 'data')).toHaveLength(3);
 });
 
 describe('fleet recipes', () => {
   let dir: string;
   let redis: RedisServer | undefined;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'token-keeper-fleet-example-'));
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'token-keeper-fleet-example-'));
   });
   afterEach(async () => {
-    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     await redis?.stop();
     redis = undefined;
   });
@@ -126,12 +208,7 @@ describe('fleet recipes', () => {
   // Each run starts five processes through tsx, which a cold cache and a busy CI machine make slow.
   it('cluster-workers.ts: four workers log in once between them; restarted after an expiry, they renew once and log in no more', async () => {
     const service = await emulator(demoUser);
-    const env = {
-      API_URL: service.url,
-      API_USERNAME: 'demo',
-      API_PASSWORD: 'demo-password',
-      TOKEN_FILE: join(dir, 'tokens.json'),
-    };
+    const env = { ...account(service), TOKEN_FILE: join(dir, 'tokens.json') };
 
     expect(await runExample('cluster-workers.ts', env)).toContain('4 workers done');
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 0 });
@@ -143,7 +220,7 @@ describe('fleet recipes', () => {
   it('redis-fleet.ts: three replicas started together log in once; after an expiry, three more renew once', async () => {
     redis = await startRedisServer();
     const service = await emulator(demoUser);
-    const env = { API_URL: service.url, API_USERNAME: 'demo', API_PASSWORD: 'demo-password', REDIS_URL: redis.url };
+    const env = { ...account(service), REDIS_URL: redis.url };
     const replicas = () => Promise.all([1, 2, 3].map(() => runExample('redis-fleet.ts', env)));
 
     expect((await replicas()).every((output) => output.includes('25 pages'))).toBe(true);

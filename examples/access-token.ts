@@ -1,7 +1,8 @@
 // A token for what does not go through axios: an EventSource, a WebSocket, a fetch, a signed URL. `accessToken()`
 // waits for a renewal under way, renews a token known to be expired and logs in when none is held, sharing the one
 // renewal, the budget and the cooldown with the instance's requests. Ask for it each time you connect: a token kept
-// in a variable expires.
+// in a variable expires. A module for your app to import, not a script; it reads API_URL, API_USERNAME and
+// API_PASSWORD.
 import axios from 'axios';
 import { attachTokenAuth } from 'axios-token-keeper';
 

@@ -1,5 +1,6 @@
 // A browser app open in several tabs: they share one pair. At an expiry one tab renews, under a Web Lock, and the
 // others take its pair over a BroadcastChannel without calling the service; a reopened app finds the refresh token.
+// A module for your app's bundle, not a script; to try it locally, point it at `npm run emulator -- --cors`.
 import axios from 'axios';
 import { attachTokenAuth } from 'axios-token-keeper';
 import { BrowserTokenStore } from 'axios-token-keeper/browser-store';

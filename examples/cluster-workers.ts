@@ -1,5 +1,7 @@
 // A server with several cluster workers on one host: they share one token pair through a file, so the account
 // logs in once and renews once per expiry for all of them, and a restart of the server makes no login at all.
+// It reads API_URL, API_USERNAME, API_PASSWORD, WORKERS (4) and TOKEN_FILE. Against the emulator: `npm run emulator`,
+// then API_URL=http://127.0.0.1:8080 API_USERNAME=demo API_PASSWORD=demo-password npx tsx examples/cluster-workers.ts
 import cluster from 'node:cluster';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,11 +1,12 @@
+// A service that differs from the default: the refresh token travels in a header, the answer is
+// { token: { value, ttl }, renew }, and an expired token gets 403. The emulator speaks the default shape only, so
+// run it against yours: LEGACY_URL=https://legacy.internal LEGACY_PASSWORD=… npx tsx examples/custom-service.ts
 import axios from 'axios';
 import { attachTokenAuth } from 'axios-token-keeper';
 
-// A service that differs from the default: the refresh token travels in a header, the answer is
-// { token: { value, ttl }, renew }, and an expired token gets 403.
-const api = axios.create({ baseURL: 'https://legacy.example.com' });
+const api = axios.create({ baseURL: process.env.LEGACY_URL ?? 'https://legacy.example.com' });
 
-attachTokenAuth(api, {
+const auth = attachTokenAuth(api, {
   credentials: { username: 'svc-reports', password: process.env.LEGACY_PASSWORD ?? '' },
   loginPath: '/session',
   tokenPath: '/session/renew',
@@ -22,4 +23,10 @@ attachTokenAuth(api, {
   isTokenRejected: (error) => error.response?.status === 403,
 });
 
-export { api };
+api.get('/reports/daily').then(
+  ({ status }) => console.log(`GET /reports/daily: ${status}`, auth.stats()),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exitCode = 1;
+  },
+);

@@ -1,5 +1,6 @@
 // A plain Node script, such as a nightly export. Without API_URL it runs against the emulator this package ships,
-// as your own test suite can.
+// as your own test suite can: npx tsx examples/node-script.ts. Against your service, set API_URL, API_USERNAME
+// and API_PASSWORD.
 import axios from 'axios';
 import { attachTokenAuth } from 'axios-token-keeper';
 import { startEmulator } from 'axios-token-keeper/emulator';

@@ -1,5 +1,6 @@
 // A React app: one axios instance with the plugin for the whole app. The login form hands over the password for one
 // login only; after that the plugin keeps the tokens, and the components learn of logins and failures from events.
+// A module for your app's bundle, not a script; to try it locally, point it at `npm run emulator -- --cors`.
 import axios from 'axios';
 import { useEffect, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';

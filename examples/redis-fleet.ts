@@ -1,6 +1,9 @@
 // One replica of a service that runs as many containers on many hosts: every replica keeps the account's token
 // pair in one Redis, renews under its lock, and hears of a new pair through pub/sub. However many replicas start,
-// the account logs in once and renews once per expiry.
+// the account logs in once and renews once per expiry. It reads API_URL, API_USERNAME, API_PASSWORD and
+// REDIS_URL (redis://127.0.0.1:6379). Against the emulator and a local redis-server: `npm run emulator`, then,
+// as many times at once as you like:
+// API_URL=http://127.0.0.1:8080 API_USERNAME=demo API_PASSWORD=demo-password npx tsx examples/redis-fleet.ts
 import axios from 'axios';
 import Redis from 'ioredis';
 import { attachTokenAuth } from 'axios-token-keeper';

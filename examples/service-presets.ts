@@ -1,5 +1,6 @@
 // Token services shaped other than HTTP Basic, in one line each with axios-token-keeper/presets. Three instances,
-// three services; type-checked by `npm test`.
+// three services; type-checked by `npm test`. A module for your app to import, not a script; it reads DJANGO_USER,
+// DJANGO_PASSWORD, CLIENT_SECRET, ORDERS_USER and ORDERS_PASSWORD.
 import axios from 'axios';
 import { attachTokenAuth } from 'axios-token-keeper';
 import { oauth2ClientCredentials, oauth2Password, simpleJwt } from 'axios-token-keeper/presets';
