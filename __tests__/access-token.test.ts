@@ -1,3 +1,4 @@
+import { isAxiosError } from 'axios';
 import { isTokenAuthError } from '../lib/index.js';
 import { PASSWORD, USERNAME } from './helpers/service.js';
 import { burst, fulfilled, manualClock, rig, useNock } from './helpers/setup.js';
@@ -83,6 +84,25 @@ describe('auth.accessToken()', () => {
     expect(codesOf(again)).toEqual(['LOGIN_REJECTED']);
     expect(((again[0] as PromiseRejectedResult).reason as Error).message).toMatch(/^Automatic logins are paused/);
     expect(service.count('login')).toBe(1);
+  });
+
+  it('a request in flight during logout(): its 401 reaches the caller and logs nobody back in', async () => {
+    const { service, api, auth } = rig();
+    await api.get('/prime');
+    service.dataDelayMs = 30;
+
+    const inFlight = api.get('/orders').then(
+      () => 'answered',
+      (error: unknown) => (isAxiosError(error) ? error.response?.status : error),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    service.expireAccessTokens();
+    await auth.logout();
+
+    expect(await inFlight).toBe(401);
+    expect(service.count('login')).toBe(1);
+    expect(service.count('token')).toBe(0);
+    expect(await auth.getTokens()).toBeNull();
   });
 
   it('respects logout(): a call waiting for a login fails with LOGGED_OUT, and the next one logs in again', async () => {

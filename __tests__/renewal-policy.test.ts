@@ -53,7 +53,7 @@ describe('renewals that cure nothing back off', () => {
     expect(emulator.counters).toMatchObject({ logins: 1, refreshes: 2, tokenCalls: 3 });
   });
 
-  it('the same over nock: the back-off doubles while renewals cure nothing, and ends with the first accepted request', async () => {
+  it('the same over nock: the back-off doubles while renewals cure nothing, and ends with the first renewal that cures', async () => {
     const clock = manualClock();
     const { service, api } = rig({ clock: clock.now });
     await api.get('/prime');
@@ -76,12 +76,34 @@ describe('renewals that cure nothing back off', () => {
     expectRefusedAsIs(await burst(5, (i) => api.get(`/orders/${150 + i}`)));
     expect(service.count('token')).toBe(3);
 
-    // A request accepted with the current pair: refusals renew again at once.
+    // A request accepted elsewhere says nothing of the endpoints that refuse: the 4 s wait holds.
     expect((await api.get('/healthy')).status).toBe(200);
     service.expireAccessTokens();
+    expectRefusedAsIs(await burst(5, (i) => api.get(`/after/${i}`)));
+    expect(service.count('token')).toBe(3);
+
+    // Once it is over, a renewal cures the refusals: its replays are accepted, and the back-off ends.
+    clock.advance(4_000);
     expect(fulfilled(await burst(10, (i) => api.get(`/after/${i}`)))).toBe(10);
     expect(service.count('token')).toBe(4);
+    service.expireAccessTokens();
+    expect(fulfilled(await burst(10, (i) => api.get(`/again/${i}`)))).toBe(10);
+    expect(service.count('token')).toBe(5);
     expect(service.count('login')).toBe(1);
+  });
+
+  it('a permission on each object, with a healthy endpoint answered between: the healthy answers do not reopen renewals', async () => {
+    const { service, api } = rig({ clock: manualClock().now });
+    await api.get('/prime');
+    for (let i = 0; i < 20; i += 1) service.alwaysUnauthorized.add(`/orders/${i}`);
+
+    for (let i = 0; i < 20; i += 1) {
+      expectRefusedAsIs(await burst(1, () => api.get(`/orders/${i}`)));
+      expect((await api.get('/me')).status).toBe(200);
+    }
+
+    // The first object's refusal is a permission of it; the second makes refusals general, and the back-off holds.
+    expect(service.count('token')).toBe(2);
   });
 
   it('one request at a time, each to a new path: the second path refusing a renewed pair holds renewals back', async () => {
@@ -154,6 +176,22 @@ describe('margins from the token’s own life', () => {
     expect(service.count('login')).toBe(1);
     expect(service.count('token')).toBe(5);
     expect(service.count('data')).toBe(300);
+  });
+});
+
+describe('one lifetime rule for an answer and the pair held', () => {
+  it('a JWT of 60 s from a service 57 s behind our clock: trusted to its 401, not renewed before every request', async () => {
+    const clock = manualClock();
+    const behind = () => clock.now() - 57_000;
+    const { emulator, api } = await e2e(
+      { clock: clock.now },
+      { clock: behind, tokenFormat: 'jwt', accessTtlMs: 60_000 },
+    );
+
+    for (let i = 0; i < 10; i += 1) expect((await api.get(`/orders/${i}`)).status).toBe(200);
+
+    // 3 s left by our clock, within the 6 s margin of a 60 s token: acted on at its 401 only, so no token call.
+    expect(emulator.counters).toMatchObject({ logins: 1, tokenCalls: 1, unauthorized: 0 });
   });
 });
 

@@ -106,6 +106,45 @@ describe('loginRequest: the whole login request, when it is not HTTP Basic', () 
   });
 });
 
+describe('what the token calls carry in the query stays out of messages', () => {
+  it('a password sent as query parameters: the refused login names the address without its query', async () => {
+    nock(API).post('/login').query(true).reply(401, { detail: 'no' });
+    const { api } = attach({
+      loginPath: '/login',
+      loginRequest: ({ username, password }) => ({ params: { username, password } }),
+      credentials,
+    });
+
+    const error = await api.get('/orders').catch((e: unknown) => e);
+
+    expect(isTokenAuthError(error) && error.code).toBe('LOGIN_REJECTED');
+    expect((error as Error).message).toContain(`POST ${API}/login,`);
+    expectNoLeaks(error, [{ name: 'the password', value: PASSWORD }]);
+  });
+
+  it('a refresh token sent as a query parameter: the failure event does not carry it', async () => {
+    const clock = manualClock();
+    route('/auth/api/v1/accounts/login', () => [200, { access: 'acc-q', refresh: 'ref-query-secret', expires_in: 60 }]);
+    nock(API).post('/auth/api/v1/accounts/token').query(true).reply(400, { detail: 'bad' });
+    resources(new Set(['acc-q']));
+    const { api, auth } = attach({
+      refreshRequest: (refreshToken) => ({ params: { refresh_token: refreshToken } }),
+      credentials,
+      clock: clock.now,
+      tokenRetries: 0,
+    });
+    const failures: unknown[] = [];
+    auth.on('failure', (event) => failures.push(event));
+    await api.get('/orders');
+    clock.advance(60_000);
+
+    await api.get('/orders').catch(() => undefined);
+
+    expect(failures).toContainEqual(expect.objectContaining({ operation: 'refresh', code: 'REFRESH_REJECTED' }));
+    expectNoLeaks(failures, [{ name: 'the refresh token', value: 'ref-query-secret' }]);
+  });
+});
+
 describe('presets', () => {
   it('oauth2Password: a form with the grant, the scope and Basic client authentication; renewed through the refresh token', async () => {
     const clock = manualClock();
@@ -157,6 +196,50 @@ describe('presets', () => {
       'client_credentials',
     ]);
     expect(auth.stats()).toMatchObject({ logins: 2, refreshes: 0 });
+  });
+
+  it('OAuth2 renewals through the shared endpoint count as token calls, not logins: twelve 5-minute tokens an hour', async () => {
+    const clock = manualClock();
+    let serial = 0;
+    route('/oauth/token', () => [
+      200,
+      { access_token: `acc-${(serial += 1)}`, refresh_token: `ref-${serial}`, expires_in: 300 },
+    ]);
+    const valid = new Set<string>();
+    resources(valid);
+    for (let i = 1; i <= 20; i += 1) valid.add(`acc-${i}`);
+    const password = attach({
+      ...oauth2Password({ tokenPath: '/oauth/token', clientId: 'app', clientSecret: CLIENT_SECRET }),
+      credentials,
+      clock: clock.now,
+    });
+
+    for (let minute = 0; minute < 60; minute += 5) {
+      expect((await password.api.get('/orders')).status).toBe(200);
+      clock.advance(5 * 60_000);
+    }
+
+    expect(password.auth.stats()).toMatchObject({ logins: 1, refreshes: 11, failures: 0 });
+  });
+
+  it('oauth2ClientCredentials allows a login per renewal at the token calls’ rate: twelve 5-minute tokens an hour', async () => {
+    const clock = manualClock();
+    let serial = 0;
+    route('/oauth/token', () => [200, { access_token: `acc-${(serial += 1)}`, expires_in: 300 }]);
+    const valid = new Set<string>();
+    resources(valid);
+    for (let i = 1; i <= 20; i += 1) valid.add(`acc-${i}`);
+    const { api, auth } = attach({
+      ...oauth2ClientCredentials({ tokenPath: '/oauth/token', clientId: 'batch', clientSecret: CLIENT_SECRET }),
+      clock: clock.now,
+    });
+
+    for (let minute = 0; minute < 60; minute += 5) {
+      expect((await api.get('/orders')).status).toBe(200);
+      clock.advance(5 * 60_000);
+    }
+
+    expect(auth.stats()).toMatchObject({ logins: 12, refreshes: 0, failures: 0 });
   });
 
   it('refuses an OAuth2 client without what it needs, naming it', () => {

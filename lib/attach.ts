@@ -95,7 +95,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     if (!isAxiosError(error)) throw error;
     // A refusal from elsewhere (a redirect to another origin, which got no token) is not about our token.
     const answeredBy = answeredFrom(error.request);
-    if (ejected || !isRefusal(error, config) || (answeredBy !== undefined && !origins.allowsURL(answeredBy)))
+    if (ejected || !isTokenRefusal(error, config) || (answeredBy !== undefined && !origins.allowsURL(answeredBy)))
       throw secrets.axiosError(error);
     const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
     const held = ticket.replay
@@ -109,7 +109,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
   };
 
   /** Whether the service refused the token, judged on the answer as the caller would see it (body parsed). */
-  const isRefusal = (error: AxiosError, config: InternalAxiosRequestConfig): boolean =>
+  const isTokenRefusal = (error: AxiosError, config: InternalAxiosRequestConfig): boolean =>
     resolved.isTokenRejected === DEFAULTS.isTokenRejected
       ? DEFAULTS.isTokenRejected(error)
       : resolved.isTokenRejected(withParsedBody(error, config));
@@ -143,10 +143,10 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     const ticket = keeper.ticket(held, replay);
     resolved.applyToken(config, held.pair.access);
     const sent = adapter(config);
-    // Only while the keeper remembers refusals is an answer news to it; otherwise the hot path skips the hook.
-    const answered = keeper.awaitsAcceptance()
+    // A replay accepted is a renewal that cured a refusal, which the back-off waits for; a first send is not.
+    const answered = replay
       ? sent.then((response) => {
-          keeper.accepted(ticket);
+          keeper.cured(ticket);
           return response;
         })
       : sent;

@@ -63,8 +63,14 @@ export class GuardedStore implements TokenStore {
     };
   }
 
+  /** Another holder's pairs, checked and completed as `get()` does; what has no access token is passed over. */
   subscribe(listener: (pair: TokenPair | null) => void): () => void {
-    return this.store.subscribe?.(listener) ?? noop;
+    return (
+      this.store.subscribe?.((pair) => {
+        if (pair === null) listener(null);
+        else if (typeof pair?.access === 'string') listener(withJwtExpiry(pair));
+      }) ?? noop
+    );
   }
 
   private async call<T>(operation: () => T | Promise<T>, bounded = true): Promise<T | undefined> {

@@ -1,5 +1,5 @@
 import type { Emitter } from './events.js';
-import { jwtTimes } from './parse.js';
+import { lifetimeOf } from './parse.js';
 import type { SecretList } from './redact.js';
 import type { TokenAuthEvents, TokenPair } from './types.js';
 
@@ -66,8 +66,6 @@ export class HeldPair {
   private renewAt(pair: TokenPair): number {
     const expiresAt = pair.expiresAt;
     if (expiresAt === undefined) return Infinity;
-    const { expiresAt: exp, issuedAt } = jwtTimes(pair.access);
-    const lifetimeMs = exp !== undefined && issuedAt !== undefined ? exp - issuedAt : expiresAt - this.clock();
-    return expiresAt - this.marginFor(lifetimeMs);
+    return expiresAt - this.marginFor(lifetimeOf(pair.access, expiresAt, this.clock()));
   }
 }

@@ -72,6 +72,15 @@ export function jwtTimes(token: string): { expiresAt?: number; issuedAt?: number
 }
 
 /**
+ * How long a token lives, for its margin: a JWT's `exp - iat` when it has both (the issuer's own account, whatever our
+ * clock says), else the time left until `expiresAt`. The one rule for judging an answer and a held pair alike.
+ */
+export function lifetimeOf(access: string, expiresAt: number, now: number): number {
+  const { expiresAt: exp, issuedAt } = jwtTimes(access);
+  return exp !== undefined && issuedAt !== undefined ? exp - issuedAt : expiresAt - now;
+}
+
+/**
  * The pair to keep from an answer: its expiry as the answer states it (`expires_in`, else a JWT's `exp`), else
  * `lifetimeMs` from now; the refresh token it brought, else the one it was renewed with.
  */
@@ -83,7 +92,12 @@ export function pairFromAnswer(
   const told = parsed.expiresIn !== undefined ? now + parsed.expiresIn * 1000 : jwtTimes(parsed.access).expiresAt;
   // An expiry already within the margin on arrival means skewed clocks, a broken answer or a very short token:
   // renewing before sending would cost a token call per request, so such a token is renewed on its 401 only.
-  const expiresAt = told === undefined ? now + lifetimeMs : told - marginFor(told - now) > now ? told : undefined;
+  const expiresAt =
+    told === undefined
+      ? now + lifetimeMs
+      : told - marginFor(lifetimeOf(parsed.access, told, now)) > now
+        ? told
+        : undefined;
   const pair: TokenPair = { access: parsed.access };
   const refresh = parsed.refresh ?? previousRefresh;
   if (refresh !== undefined) pair.refresh = refresh;

@@ -31,13 +31,12 @@ export class LoginCooldown {
     );
   }
 
-  /** A login was refused for a reason that retrying does not cure; true when the cooldown starts or grows. */
-  rejected(error: TokenAuthError): boolean {
-    if (error.code !== 'LOGIN_REJECTED' && error.code !== 'TOKEN_ENDPOINT_NOT_FOUND') return false;
+  /** A login failed: a refusal that retrying does not cure starts the cooldown, or doubles it. */
+  rejected(error: TokenAuthError): void {
+    if (error.code !== 'LOGIN_REJECTED' && error.code !== 'TOKEN_ENDPOINT_NOT_FOUND') return;
     const rejections = (this.block?.rejections ?? 0) + 1;
     const waitMs = this.baseMs * 2 ** Math.min(rejections - 1, 4);
     this.block = { until: this.clock() + waitMs, error, rejections };
-    return true;
   }
 
   succeeded(): void {
@@ -87,35 +86,33 @@ const FIRST_BACKOFF_MS = 1_000;
  * Renewals caused by refusals, held back while they cure nothing: a service that refuses every call (a revoked
  * permission, a misrouted gateway) while its token calls succeed must not cost a token call per refused request,
  * whatever the path. A renewed pair refused at once on one endpoint is a permission of that endpoint, which
- * {@link UncuredEndpoints} remembers. Refused on a second endpoint with no request accepted between, refusals are
- * general: from then on the next renewal for a refusal waits 1 s, then 2 s, 4 s… up to the token lifetime, and until
- * then refusals reach the caller. A request accepted with a pair at least as new ends it. A renewal at a known
- * expiry is never held back.
+ * {@link UncuredEndpoints} remembers. Refused on a second endpoint before any renewal has cured a refusal, refusals
+ * are general: from then on the next renewal for a refusal waits 1 s, then 2 s, 4 s… up to the token lifetime (a day
+ * at most), and until then refusals reach the caller. A cure ends it: a replay accepted with a renewed pair. Requests
+ * accepted elsewhere do not, since they say nothing of the endpoints that refuse. A renewal at a known expiry is
+ * never held back.
  */
 export class RenewalBackoff {
-  /** The one endpoint refused a renewed pair since the last accepted request, while refusals are not general. */
+  /** The one endpoint that refused a renewed pair since the last cure, while refusals are not general. */
   private refusedOn: string | undefined;
-  private lastRefused = -1;
   /** Refusals are general: renewals for them are held back until `until`. */
   private general = false;
   /** Renewals since refusals turned general whose pair was refused at once, and the generation of the last. */
-  private uncured = 0;
+  private uncuredRenewals = 0;
   private lastUncured = -1;
   private until = 0;
+  private readonly longestMs: number;
 
   constructor(
-    private readonly longestMs: number,
+    lifetimeMs: number,
     private readonly clock: () => number,
-  ) {}
+  ) {
+    this.longestMs = Math.min(lifetimeMs, LONGEST_MEMORY_MS);
+  }
 
   /** Refusals are general: the per-endpoint memory does not explain them, and this back-off decides. */
   get refusalsAreGeneral(): boolean {
     return this.general;
-  }
-
-  /** Refusals are remembered that an accepted request would end. */
-  get awaitsAcceptance(): boolean {
-    return this.lastRefused !== -1;
   }
 
   /** Whether a refusal may start a renewal now. */
@@ -125,7 +122,6 @@ export class RenewalBackoff {
 
   /** The renewed pair of `generation` was refused at once on `endpoint`. */
   refused(generation: number, endpoint: string): void {
-    this.lastRefused = Math.max(this.lastRefused, generation);
     if (!this.general) {
       if (this.refusedOn === undefined || this.refusedOn === endpoint) {
         this.refusedOn = endpoint;
@@ -135,17 +131,19 @@ export class RenewalBackoff {
     }
     if (generation <= this.lastUncured) return;
     this.lastUncured = generation;
-    this.uncured += 1;
-    this.until = this.clock() + Math.min(FIRST_BACKOFF_MS * 2 ** (this.uncured - 1), this.longestMs);
+    this.uncuredRenewals += 1;
+    this.until = this.clock() + Math.min(FIRST_BACKOFF_MS * 2 ** (this.uncuredRenewals - 1), this.longestMs);
   }
 
-  /** A request carrying the pair of `generation` was accepted: renewals cure again. The hot path: one comparison. */
-  accepted(generation: number): void {
-    if (this.lastRefused === -1 || generation < this.lastRefused) return;
-    this.lastRefused = -1;
+  /** A replay with the renewed pair of `generation` was accepted: a renewal cured a refusal. */
+  cured(generation: number): void {
+    if (generation >= this.lastUncured) this.reset();
+  }
+
+  reset(): void {
     this.refusedOn = undefined;
     this.general = false;
-    this.uncured = 0;
+    this.uncuredRenewals = 0;
     this.lastUncured = -1;
   }
 }

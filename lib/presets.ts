@@ -10,11 +10,14 @@
  * @module axios-token-keeper/presets
  */
 import { base64FromUtf8 } from './base64.js';
+import { DEFAULTS } from './options.js';
 import type { Credentials, TokenAuthOptions } from './types.js';
 
 /** The options a preset sets. */
-export type PresetOptions = Pick<TokenAuthOptions, 'loginPath' | 'tokenPath' | 'loginRequest' | 'refreshRequest'> &
-  Pick<TokenAuthOptions, 'credentials'>;
+export type PresetOptions = Pick<
+  TokenAuthOptions,
+  'loginPath' | 'tokenPath' | 'loginRequest' | 'refreshRequest' | 'credentials' | 'tokenBudget'
+>;
 
 /** Paths of {@link simpleJwt}. */
 export interface SimpleJwtOptions {
@@ -39,7 +42,8 @@ export function simpleJwt(options: SimpleJwtOptions = {}): PresetOptions {
     loginPath: options.loginPath ?? '/api/token/',
     tokenPath: options.refreshPath ?? '/api/token/refresh/',
     loginRequest: ({ username, password }) => ({ data: { username, password } }),
-    refreshRequest: (refresh) => ({ data: { refresh } }),
+    // No refresh token held (it lives in a cookie): no field, rather than a blank one a server would refuse.
+    refreshRequest: (refresh) => ({ data: refresh === '' ? {} : { refresh } }),
   };
 }
 
@@ -63,7 +67,8 @@ export interface OAuth2ClientOptions {
 
 /**
  * The OAuth2 `client_credentials` grant (RFC 6749 §4.4): a service account logs in with its client id and secret, and
- * logs in again when its token expires (such servers rarely issue refresh tokens; when one does, it is used).
+ * logs in again when its token expires (such servers rarely issue refresh tokens; when one does, it is used). Since
+ * each renewal is a login, it allows as many logins in the budget's window as token calls (30 an hour).
  */
 export function oauth2ClientCredentials(client: OAuth2ClientOptions): PresetOptions {
   if (typeof client?.clientSecret !== 'string' || client.clientSecret === '')
@@ -71,6 +76,8 @@ export function oauth2ClientCredentials(client: OAuth2ClientOptions): PresetOpti
   return {
     ...oauth2Client(client, () => ({ grant_type: 'client_credentials' })),
     credentials: { username: client.clientId, password: client.clientSecret },
+    // Each renewal is a login here: allow logins at the rate other services are allowed token calls.
+    tokenBudget: { logins: DEFAULTS.tokenBudget.refreshes },
   };
 }
 
@@ -106,7 +113,7 @@ function oauth2Client(
     tokenPath,
     loginRequest: (credentials) => ({ data: form(grant(credentials)), headers }),
     refreshRequest: (refreshToken) => ({
-      data: form({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+      data: form({ grant_type: 'refresh_token', ...(refreshToken === '' ? {} : { refresh_token: refreshToken }) }),
       headers,
     }),
   };

@@ -36,6 +36,8 @@ function redactConfig<C extends AxiosRequestConfig>(config: C, secrets: readonly
     // Keep the scheme ("Bearer"), mask the credential, whatever it is; a value without a scheme goes whole.
     if (/^(authorization|proxy-authorization)$/i.test(name))
       headers.set(name, `${/^\S+\s/.exec(value)?.[0] ?? ''}${REDACTED}`);
+    // A cookie may be the refresh token itself (a session forwarded by a server): it goes whole.
+    else if (/^(cookie|set-cookie)$/i.test(name)) headers.set(name, REDACTED);
     else headers.set(name, redactText(value, secrets));
   }
   const copy: C = { ...config, headers };

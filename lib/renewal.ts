@@ -14,10 +14,14 @@ import { MemoryTokenStore } from './stores/memory.js';
 import type { TokenClient } from './token-client.js';
 import type { Credentials, ParsedTokens, RenewalReason, TokenAuthEvents, TokenAuthStats, TokenPair } from './types.js';
 
-/** What a request carried: which pair, and how many renewals had failed when it left. No secret in it. */
+/**
+ * What a request carried: which pair, how many renewals had failed when it left, and in which logout epoch. No secret
+ * in it.
+ */
 export interface Ticket {
   readonly generation: number;
   readonly failures: number;
+  readonly epoch: number;
   /** The request is a replay: its 401 goes to the caller. */
   readonly replay: boolean;
 }
@@ -57,6 +61,8 @@ export class TokenKeeper {
   private inflight: Promise<Held> | null = null;
   /** Bumped by logout(): a renewal that started before it must not bring the old account back. */
   private epoch = 0;
+  /** The token call refused the cookie while no refresh token was held: no more such calls until a pair comes. */
+  private cookieRefused = false;
   /** Renewals that failed so far, and the error of the last: what the late 401s of their requests share. */
   private failures = 0;
   private lastFailure: unknown;
@@ -115,7 +121,7 @@ export class TokenKeeper {
 
   /** The ticket of a request that leaves now with `held`. */
   ticket(held: Held, replay: boolean): Ticket {
-    return { generation: held.generation, failures: this.failures, replay };
+    return { generation: held.generation, failures: this.failures, epoch: this.epoch, replay };
   }
 
   /**
@@ -124,6 +130,8 @@ export class TokenKeeper {
    */
   async afterRejection(ticket: Ticket, endpoint: string, config: InternalAxiosRequestConfig): Promise<Held | null> {
     if (this.inflight) await abortable(this.inflight, config);
+    // Sent before a logout: its refusal must not log the user back in.
+    if (ticket.epoch !== this.epoch) return null;
     // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
     const newer = this.pairs.newerThan(ticket.generation);
     if (newer) return newer;
@@ -144,23 +152,28 @@ export class TokenKeeper {
     endpoint: string,
     config: InternalAxiosRequestConfig,
   ): Promise<Held | null> {
-    if (this.inflight) await abortable(this.inflight, config).catch(noop);
+    // A wait that ended in an abort or a failed renewal says nothing about whether renewing cures this endpoint.
+    if (
+      this.inflight &&
+      !(await abortable(this.inflight, config).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return null;
     const newer = this.pairs.newerThan(ticket.generation);
-    if (!newer && this.pairs.current?.generation === ticket.generation) {
-      this.uncured.add(endpoint);
-      this.backoff.refused(ticket.generation, endpoint);
-    }
+    if (!newer && this.pairs.current?.generation === ticket.generation) this.noteUncured(ticket.generation, endpoint);
     return newer;
   }
 
-  /** Whether an accepted request is news: refusals are remembered that an acceptance would end. */
-  awaitsAcceptance(): boolean {
-    return this.backoff.awaitsAcceptance;
+  private noteUncured(generation: number, endpoint: string): void {
+    this.uncured.add(endpoint);
+    this.backoff.refused(generation, endpoint);
   }
 
-  /** A request that carried `ticket`'s pair was answered: the pair is accepted. */
-  accepted(ticket: Ticket): void {
-    this.backoff.accepted(ticket.generation);
+  /** A replay that carried `ticket`'s pair was accepted: a renewal cured a refusal, so renewals cure again. */
+  cured(ticket: Ticket): void {
+    this.backoff.cured(ticket.generation);
   }
 
   noteReplay(): void {
@@ -173,17 +186,23 @@ export class TokenKeeper {
 
   async login(credentials?: Credentials): Promise<void> {
     while (this.inflight) await this.inflight.catch(noop);
+    if (credentials) this.forgetRefusals();
     await this.renew('manual', 'login', credentials);
   }
 
   /** Holds a pair obtained elsewhere, and writes it to the store under its lock, as a renewal would. */
-  async setTokens(tokens: ParsedTokens): Promise<void> {
+  async setTokens(tokens: ParsedTokens | TokenPair): Promise<void> {
     if (typeof tokens?.access !== 'string' || tokens.access === '')
       throw new TypeError('auth.setTokens: pass { access, refresh?, expiresIn? } with a non-empty `access` token.');
     while (this.inflight) await this.inflight.catch(noop);
     const lock = await this.store.lock();
     try {
-      await this.keep(this.pairFrom(tokens, undefined), { epoch: this.epoch, fence: lock.fence });
+      const { expiresAt } = tokens as TokenPair;
+      const pair =
+        expiresAt === undefined
+          ? this.pairFrom(tokens, undefined)
+          : { ...this.pairFrom({ access: tokens.access }, tokens.refresh), expiresAt };
+      await this.keep(pair, { epoch: this.epoch, fence: lock.fence });
     } finally {
       lock.release();
     }
@@ -197,7 +216,7 @@ export class TokenKeeper {
   async logout(): Promise<void> {
     this.pairs.drop();
     this.epoch += 1;
-    this.uncured.clear();
+    this.forgetRefusals();
     // Under the store's lock: a renewal that another holder (tab, process) is running ends first, so that its pair
     // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT.
     const lock = await this.store.lock();
@@ -212,6 +231,12 @@ export class TokenKeeper {
   async tokens(): Promise<TokenPair | null> {
     await (this.loading ??= this.load());
     return this.pairs.current && { ...this.pairs.current.pair };
+  }
+
+  /** The next login may be another account, whose permissions are its own. */
+  private forgetRefusals(): void {
+    this.uncured.clear();
+    this.backoff.reset();
   }
 
   close(): void {
@@ -250,12 +275,13 @@ export class TokenKeeper {
         return this.adopt(stored, epoch);
       const basis = stored ?? refused;
       // A refresh token in a cookie is the browser's to send: the token call goes whether or not one is held here.
-      const canRefresh = basis?.refresh !== undefined || this.options.refreshTokenInCookie;
+      const canRefresh = basis?.refresh !== undefined || (this.options.refreshTokenInCookie && !this.cookieRefused);
       if (mode === 'login' || !canRefresh) return await this.loginWith(reason, mode, scope);
       try {
         return await this.refreshWith(basis?.refresh, reason, scope);
       } catch (error) {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
+        if (basis?.refresh === undefined) this.cookieRefused = true;
         // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
         const again = await this.store.get();
         if (again && again.access !== basis?.access && again.refresh !== basis?.refresh && !this.pairs.expired(again))
@@ -336,6 +362,7 @@ export class TokenKeeper {
   /** Holds a pair this holder obtained and writes it to the store. */
   private async keep(pair: TokenPair, scope: Scope): Promise<Held> {
     this.checkEpoch(scope.epoch);
+    this.cookieRefused = false;
     const held = this.pairs.hold(pair, false);
     const written = await this.store.set(pair, scope.fence);
     if (written !== false) return held;

@@ -1,5 +1,5 @@
 import axios, { isAxiosError } from 'axios';
-import type { AxiosError, AxiosInstance, AxiosRequestConfig } from 'axios';
+import type { AxiosError, AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
 import axiosRetry, { exponentialDelay, isNetworkError, retryAfter } from 'axios-retry';
 import { base64FromUtf8 } from './base64.js';
 import { TokenBudget } from './budget.js';
@@ -11,6 +11,13 @@ import type { Credentials, ParsedTokens } from './types.js';
 import type { ResolvedOptions } from './options.js';
 
 type Operation = 'login' | 'refresh';
+
+/**
+ * Which call a request of the private instance is, for the budget: its URL cannot tell when the login and the token
+ * call share an endpoint (OAuth2). A string key, which every axios version keeps through its config merges.
+ */
+const OPERATION = 'axiosTokenKeeperOperation';
+type OperationConfig = InternalAxiosRequestConfig & { [OPERATION]?: Operation };
 
 const REJECTED: Record<Operation, TokenAuthErrorCode> = { login: 'LOGIN_REJECTED', refresh: 'REFRESH_REJECTED' };
 
@@ -51,7 +58,7 @@ export class TokenClient {
       // Every call that leaves, first tries and retries alike, spends the budget; past it, none leaves.
       const budget = new TokenBudget(options.tokenBudget, options.clock);
       this.http.interceptors.request.use((config) => {
-        budget.take(config.url === options.loginPath ? 'login' : 'refresh');
+        budget.take((config as OperationConfig)[OPERATION] ?? 'refresh');
         return config;
       });
     }
@@ -71,6 +78,20 @@ export class TokenClient {
     });
   }
 
+  /** The call's URL for a message: its query and any userinfo left out, since either may carry a secret. */
+  private address(config: AxiosRequestConfig): string {
+    const url = this.http.getUri({ ...config, params: undefined });
+    try {
+      const parsed = new URL(url);
+      parsed.username = '';
+      parsed.password = '';
+      parsed.search = '';
+      return parsed.href;
+    } catch {
+      return url.split('?')[0]!;
+    }
+  }
+
   /** Where the token calls' address came from, for a message about it: said when the user never set it. */
   private fromBaseURL(): string {
     return this.options.authBaseURLFromBaseURL
@@ -82,7 +103,7 @@ export class TokenClient {
     const url = this.options.loginPath;
     const custom = this.options.loginRequest;
     if (custom) {
-      const { data, headers, params, withCredentials } = custom(credentials);
+      const { data, headers, params, withCredentials = this.options.refreshTokenInCookie } = custom(credentials);
       // Whatever the request carries may be a secret (a password, a client secret, an assertion): mask it all.
       const secrets = [credentials.password, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
       const basic = headers?.Authorization ?? headers?.authorization;
@@ -92,23 +113,34 @@ export class TokenClient {
     const basic = `Basic ${base64FromUtf8(`${credentials.username}:${credentials.password}`)}`;
     // The raw password too: an answer may quote what it was sent.
     const secrets = [basic, basic.slice(6), `${credentials.username}:${credentials.password}`, credentials.password];
-    return this.call('login', { url, headers: { Authorization: basic } }, secrets);
+    // With the refresh token in a cookie, the login is what sets it: cross-origin, that needs withCredentials.
+    const withCredentials = this.options.refreshTokenInCookie;
+    return this.call('login', { url, headers: { Authorization: basic }, withCredentials }, secrets);
   }
 
   /** The token call; `refreshToken` undefined when the refresh token lives in a cookie the plugin cannot see. */
   refresh(refreshToken: string | undefined): Promise<ParsedTokens> {
     const cookie = this.options.refreshTokenInCookie;
     const { data, headers, params, withCredentials = cookie } = this.options.refreshRequest(refreshToken ?? '');
-    const secrets = [...(refreshToken === undefined ? [] : [refreshToken]), ...secretsIn(data), ...secretsIn(headers)];
+    const secrets = [
+      ...(refreshToken === undefined ? [] : [refreshToken]),
+      ...secretsIn(data),
+      ...secretsIn(headers),
+      ...secretsIn(params),
+    ];
     return this.call('refresh', { url: this.options.tokenPath, data, headers, params, withCredentials }, secrets);
   }
 
   private async call(operation: Operation, config: AxiosRequestConfig, sent: string[]): Promise<ParsedTokens> {
-    const where = `POST ${this.http.getUri(config)}`;
+    const where = `POST ${this.address(config)}`;
     let body: unknown;
     let status: number;
     try {
-      ({ data: body, status } = await this.http.request({ ...config, method: 'POST' }));
+      ({ data: body, status } = await this.http.request({
+        ...config,
+        method: 'POST',
+        [OPERATION]: operation,
+      } as AxiosRequestConfig));
     } catch (error) {
       throw this.failure(operation, config, error, sent);
     }
@@ -133,7 +165,7 @@ export class TokenClient {
 
   private failure(operation: Operation, config: AxiosRequestConfig, error: unknown, sent: string[]): TokenAuthError {
     if (error instanceof TokenAuthError) return error;
-    const url = this.http.getUri(config);
+    const url = this.address(config);
     const where = `POST ${url}`;
     if (!isAxiosError(error)) {
       return new TokenAuthError('TOKEN_SERVICE_UNAVAILABLE', `${where} failed before reaching the token service.`, {
@@ -215,7 +247,7 @@ function hostAndPort(url: string): string {
 }
 
 /** Names under which a request carries a secret: a password, a client secret, a token, a key, an assertion. */
-const SECRET_NAME = /pass|secret|token|key|assertion|code|credential|auth|refresh|access/i;
+const SECRET_NAME = /pass|secret|token|key|assertion|code|credential|auth|refresh|access|cookie/i;
 
 /**
  * The secrets a request carries, to mask: values under secret-looking names in a body object, a form, headers or

@@ -140,7 +140,7 @@ export interface TokenAuthOptions {
    */
   authBaseURL?: string;
   /**
-   * Path of the login call (`POST`, HTTP Basic), relative to `authBaseURL`.
+   * Path of the login call (`POST`, HTTP Basic unless `loginRequest` says otherwise), relative to `authBaseURL`.
    * @default '/auth/api/v1/accounts/login'
    */
   loginPath?: string;
@@ -217,8 +217,8 @@ export interface TokenAuthOptions {
   accessTokenLifetimeMs?: number;
   /**
    * A token known to expire within this margin is renewed before the request is sent, to absorb clock skew and
-   * latency. Must be shorter than `accessTokenLifetimeMs`.
-   * @default 30_000
+   * latency. When given, it must be shorter than `accessTokenLifetimeMs`.
+   * @default the smaller of 30_000 and a tenth of the token's lifetime
    */
   expiryMarginMs?: number;
   /**
@@ -240,9 +240,10 @@ export interface TokenAuthOptions {
    */
   tokenRetryDelayMs?: number;
   /**
-   * After the service rejects the credentials, automatic logins stop for this long and requests fail at once
-   * with the same `LOGIN_REJECTED` error. Each further rejection in a row doubles it, up to 16 times.
-   * `auth.login()` tries again at any time.
+   * After the service rejects the login (`LOGIN_REJECTED`, or `TOKEN_ENDPOINT_NOT_FOUND` for a wrong address),
+   * automatic logins stop for this long, and requests fail at once with an error of the same code that says until
+   * when, the rejection as its `cause`. Each further rejection in a row doubles it, up to 16 times. `auth.login()`
+   * tries again at any time.
    * @default 60_000
    */
   loginCooldownMs?: number;
@@ -357,7 +358,7 @@ export interface TokenAuthStats {
 
 /** What {@link attachTokenAuth} returns. */
 export interface TokenAuth {
-  /** Removes both interceptors; the instance is as before, and may be attached again. */
+  /** Removes the plugin's interceptor; the instance is as before, and may be attached again. */
   eject(): void;
   /**
    * A valid access token, for what does not go through axios (a WebSocket, an `EventSource`, a `fetch`, a signed
@@ -377,10 +378,10 @@ export interface TokenAuth {
   login(credentials?: Credentials): Promise<void>;
   /**
    * Holds a pair obtained elsewhere (a sign-in page, an OAuth redirect) and writes it to the store, so that tabs and
-   * processes sharing it use it too. Its expiry is read as an answer's: `expiresIn` in seconds, else a JWT's `exp`,
-   * else `accessTokenLifetimeMs`.
+   * processes sharing it use it too. Its expiry is `expiresAt` when given (a pair from `getTokens()`), else read as an
+   * answer's: `expiresIn` in seconds, else a JWT's `exp`, else `accessTokenLifetimeMs`.
    */
-  setTokens(tokens: ParsedTokens): Promise<void>;
+  setTokens(tokens: ParsedTokens | TokenPair): Promise<void>;
   /** Renews the access token now through the refresh token (or a login when there is none or it is refused). */
   refresh(): Promise<void>;
   /** Drops the tokens from memory and the store; the next request logs in again. */

@@ -33,7 +33,7 @@ attachTokenAuth({ baseURL: 'https://api.example.com' }, { credentials });
 expectTypeOf<keyof TokenAuth>().toEqualTypeOf<
   'eject' | 'accessToken' | 'getTokens' | 'setTokens' | 'login' | 'refresh' | 'logout' | 'on' | 'stats'
 >();
-expectTypeOf<TokenAuth['setTokens']>().toEqualTypeOf<(tokens: ParsedTokens) => Promise<void>>();
+expectTypeOf<TokenAuth['setTokens']>().toEqualTypeOf<(tokens: ParsedTokens | TokenPair) => Promise<void>>();
 expectTypeOf<TokenAuth['accessToken']>().toEqualTypeOf<() => Promise<string>>();
 expectTypeOf<TokenAuth['eject']>().toEqualTypeOf<() => void>();
 expectTypeOf<TokenAuth['getTokens']>().toEqualTypeOf<() => Promise<TokenPair | null>>();
