@@ -254,6 +254,25 @@ describe('refreshTokenInCookie', () => {
     );
   });
 
+  it('signed out, the cookie refused: one token call, then NO_CREDENTIALS with no more calls until a pair is handed in', async () => {
+    const service = new CookieService();
+    service.jar = undefined;
+    const { api, auth } = attach(service, { credentials: undefined });
+
+    const errors: unknown[] = [];
+    for (let i = 0; i < 35; i += 1) errors.push(await api.get(`/api/orders/${i}`).catch((e: unknown) => e));
+
+    for (const error of errors) expect(error).toMatchObject({ name: 'TokenAuthError', code: 'NO_CREDENTIALS' });
+    expect([service.count('token'), service.count('login')]).toEqual([1, 0]);
+
+    // A sign-in elsewhere hands a pair over: renewals go through the cookie again.
+    await auth.setTokens({ access: service.access() });
+    service.jar = `refresh_token=${service.session}`;
+    service.expireAccessTokens();
+    expect(fulfilled(await burst(3, (i) => api.get(`/api/orders/${i}`)))).toBe(3);
+    expect(service.count('token')).toBe(2);
+  });
+
   it('without refreshTokenInCookie, a pair without a refresh token is renewed by a login, never the token call', async () => {
     const service = new CookieService();
     const { api, auth } = attach(service, { refreshTokenInCookie: false });
@@ -264,5 +283,47 @@ describe('refreshTokenInCookie', () => {
 
     expect([service.count('login', 200), service.count('token')]).toEqual([2, 0]);
     expect(auth.stats()).toEqual({ logins: 2, refreshes: 0, replays: 3, failures: 0 });
+  });
+});
+
+describe('refreshTokenInCookie with the simpleJwt() preset, and a refused cookie', () => {
+  it("simpleJwt()'s token call sends no blank `refresh` field when the refresh token is in the cookie", async () => {
+    const service = new CookieService();
+    service.jar = `refresh_token=${service.session}`;
+    const api = axios.create({ baseURL: API });
+    const auth = attachTokenAuth(api, {
+      ...simpleJwt(),
+      refreshTokenInCookie: true,
+      credentials: { username: 'ada', password: PASSWORD },
+    });
+    await auth.setTokens({ access: service.access() });
+    service.expireAccessTokens();
+
+    expect((await api.get('/api/orders/1')).status).toBe(200);
+
+    const tokenCalls = service.calls.filter((call) => call.route === 'token');
+    expect(tokenCalls).toHaveLength(1);
+    expect(tokenCallConfigs.map((config) => config.withCredentials)).toEqual([true]);
+    // Sent `{"refresh":""}`, a Django cookie-refresh endpoint answers 400 before it reads the cookie, and every
+    // renewal becomes a login (or NO_CREDENTIALS).
+    expect(JSON.parse(tokenCalls[0]!.body || '{}')).not.toHaveProperty('refresh');
+  });
+
+  it('a session cookie the service refuses: the Cookie header the token call sent is masked in what the plugin reports', async () => {
+    const service = new CookieService();
+    const { api, auth } = attach(service);
+    const recorded = recordEvents(auth);
+    await api.get('/api/orders/prime');
+    service.sessionValid = false;
+    service.expireAccessTokens();
+
+    expect(fulfilled(await burst(2, (index) => api.get(`/api/orders/${index}`)))).toBe(2);
+
+    expect(service.calls.filter((call) => call.route === 'token').map((call) => call.cookie)).toEqual([
+      undefined,
+      `refresh_token=${service.session}`,
+    ]);
+    expect(auth.stats()).toMatchObject({ logins: 2, failures: 2 });
+    expectNoLeaks(recorded, [{ name: 'refresh token sent in the Cookie header', value: service.session }]);
   });
 });
