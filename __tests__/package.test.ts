@@ -36,7 +36,7 @@ afterAll(() => {
   if (project) rmSync(project, { recursive: true, force: true });
 });
 
-it('ships only the built files and the README', () => {
+it('ships only the built files, the README and the guides it links to', () => {
   const files = run(
     'tar',
     [
@@ -60,7 +60,17 @@ it('ships only the built files and the README', () => {
       'package/dist/esm/index.d.ts',
     ]),
   );
-  expect(files.filter((file) => !/^package\/(dist\/|package\.json$|README\.md$|LICENSE$)/.test(file))).toEqual([]);
+  // The guides the README links to ship beside it, so its links work in the package too; no source, test or
+  // generated API reference does.
+  expect(files).toEqual(expect.arrayContaining(['package/docs/recipes.md', 'package/CONTRIBUTING.md']));
+  expect(
+    files.filter(
+      (file) =>
+        !/^package\/(dist\/|docs\/[a-z-]+\.md$|package\.json$|(README|CHANGELOG|CONTRIBUTING|ARCHITECTURE)\.md$|LICENSE$)/.test(
+          file,
+        ),
+    ),
+  ).toEqual([]);
 });
 
 it.each(['use.cjs', 'use.mjs'])(
