@@ -13,19 +13,11 @@ export const store = new BrowserTokenStore({
   keepAccessInMemory: true, // localStorage gets the refresh token only; tabs hand the access token to each other
 });
 
-// The login form fills this for one login; the page never keeps the password.
-let typed: { username: string; password: string } | null = null;
+// No credentials kept: the login form hands them to one login. When the refresh token is refused later, requests
+// fail with NO_CREDENTIALS, and the app shows the form again.
+export const auth = attachTokenAuth(api, { store });
 
-export const auth = attachTokenAuth(api, { credentials: () => typed, store });
-
-export async function logIn(username: string, password: string): Promise<void> {
-  typed = { username, password };
-  try {
-    await auth.login();
-  } finally {
-    typed = null;
-  }
-}
+export const logIn = (username: string, password: string): Promise<void> => auth.login({ username, password });
 
 /** Logging out in one tab logs out every tab: the store tells them. */
 export const logOut = (): Promise<void> => auth.logout();

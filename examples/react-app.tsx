@@ -8,24 +8,15 @@ import { attachTokenAuth } from 'axios-token-keeper';
 import type { TokenAuthErrorCode } from 'axios-token-keeper';
 import { BrowserTokenStore } from 'axios-token-keeper/browser-store';
 
-// Set by the form, cleared once the login is over: the page never keeps the password. When the refresh token is
-// refused later, the plugin finds no credentials, fails with NO_CREDENTIALS, and the form shows again.
-let typed: { username: string; password: string } | null = null;
-
 export const api = axios.create({ baseURL: 'https://api.example.com' });
 // Every tab of the app shares the pair: one login, one renewal per expiry, and a logout in one tab signs out all.
 // The store needs the browser: with server rendering, load this module on the client only.
 const store = new BrowserTokenStore({ key: 'orders-api' });
-export const auth = attachTokenAuth(api, { credentials: () => typed, store });
+// No credentials kept: the form hands them to one login. When the refresh token is refused later, the plugin has
+// none, fails with NO_CREDENTIALS, and the form shows again.
+export const auth = attachTokenAuth(api, { store });
 
-export async function logIn(username: string, password: string): Promise<void> {
-  typed = { username, password };
-  try {
-    await auth.login();
-  } finally {
-    typed = null;
-  }
-}
+export const logIn = (username: string, password: string): Promise<void> => auth.login({ username, password });
 
 /** Whether the app holds tokens, and the code of the last failed login, kept up to date by the plugin's events. */
 export function useTokenAuth(): { signedIn: boolean; problem: TokenAuthErrorCode | null } {
