@@ -23,7 +23,9 @@ export const DEFAULTS = Object.freeze({
   parseTokens: parseTokenBody,
   /** {@link TokenAuthOptions.applyToken}: `Authorization: Bearer <access>`. */
   applyToken: (config: InternalAxiosRequestConfig, access: string): void => {
-    config.headers.set('Authorization', `Bearer ${access}`);
+    // A plain assignment, on the hot path: every adapter normalises the headers before sending, and a differently
+    // cased `authorization` set earlier gives way to this one there, as `set()` would have made it.
+    config.headers.Authorization = `Bearer ${access}`;
   },
   /** {@link TokenAuthOptions.isTokenRejected}: a 401. */
   isTokenRejected: (error: AxiosError): boolean => error.response?.status === 401,
