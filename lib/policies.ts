@@ -147,3 +147,39 @@ export class RenewalBackoff {
     this.lastUncured = -1;
   }
 }
+
+/**
+ * What a refusal means, from the two memories above: a permission of one endpoint, or refusals in general; and so
+ * whether renewing for one may cure it now. The one object the renewal consults about refusals.
+ */
+export class RefusalPolicy {
+  private readonly endpoints: UncuredEndpoints;
+  private readonly backoff: RenewalBackoff;
+
+  constructor(lifetimeMs: number, clock: () => number) {
+    this.endpoints = new UncuredEndpoints(lifetimeMs, clock);
+    this.backoff = new RenewalBackoff(lifetimeMs, clock);
+  }
+
+  /** Whether a renewal for a refusal on `endpoint` may cure it now. */
+  mayRenewFor(endpoint: string): boolean {
+    return this.backoff.refusalsAreGeneral ? this.backoff.allows() : !this.endpoints.has(endpoint);
+  }
+
+  /** The renewed pair of `generation` was refused at once on `endpoint`. */
+  uncured(generation: number, endpoint: string): void {
+    this.endpoints.add(endpoint);
+    this.backoff.refused(generation, endpoint);
+  }
+
+  /** A replay with the renewed pair of `generation` was accepted. */
+  cured(generation: number): void {
+    this.backoff.cured(generation);
+  }
+
+  /** The next login may be another account, whose permissions are its own. */
+  forget(): void {
+    this.endpoints.clear();
+    this.backoff.reset();
+  }
+}

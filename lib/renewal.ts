@@ -8,7 +8,7 @@ import { HeldPair } from './held-pair.js';
 import type { Held } from './held-pair.js';
 import type { ResolvedOptions } from './options.js';
 import { pairFromAnswer } from './parse.js';
-import { LoginCooldown, RenewalBackoff, UncuredEndpoints } from './policies.js';
+import { LoginCooldown, RefusalPolicy } from './policies.js';
 import type { SecretList } from './redact.js';
 import { MemoryTokenStore } from './stores/memory.js';
 import type { TokenClient } from './token-client.js';
@@ -53,8 +53,7 @@ export class TokenKeeper {
   private readonly counts: TokenAuthStats = { logins: 0, refreshes: 0, replays: 0, failures: 0 };
   private readonly store: GuardedStore;
   private readonly cooldown: LoginCooldown;
-  private readonly uncured: UncuredEndpoints;
-  private readonly backoff: RenewalBackoff;
+  private readonly refusals: RefusalPolicy;
   private readonly pairs: HeldPair;
   private loading: Promise<void> | undefined;
   private loaded = false;
@@ -79,8 +78,7 @@ export class TokenKeeper {
     );
     this.pairs = new HeldPair(secrets, events, options.clock, options.marginFor);
     this.cooldown = new LoginCooldown(options.loginCooldownMs, options.clock);
-    this.uncured = new UncuredEndpoints(options.accessTokenLifetimeMs, options.clock);
-    this.backoff = new RenewalBackoff(options.accessTokenLifetimeMs, options.clock);
+    this.refusals = new RefusalPolicy(options.accessTokenLifetimeMs, options.clock);
     this.unsubscribe = this.store.subscribe((pair) => this.onStoreChange(pair));
   }
 
@@ -136,7 +134,7 @@ export class TokenKeeper {
     const newer = this.pairs.newerThan(ticket.generation);
     if (newer) return newer;
     // Renewing would cure nothing: a permission of this endpoint, or, while refusals are general, not yet again.
-    if (this.backoff.refusalsAreGeneral ? !this.backoff.allows() : this.uncured.has(endpoint)) return null;
+    if (!this.refusals.mayRenewFor(endpoint)) return null;
     // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
     if (ticket.failures !== this.failures) throw this.lastFailure;
     return abortable(this.renew('rejected'), config);
@@ -162,18 +160,14 @@ export class TokenKeeper {
     )
       return null;
     const newer = this.pairs.newerThan(ticket.generation);
-    if (!newer && this.pairs.current?.generation === ticket.generation) this.noteUncured(ticket.generation, endpoint);
+    if (!newer && this.pairs.current?.generation === ticket.generation)
+      this.refusals.uncured(ticket.generation, endpoint);
     return newer;
-  }
-
-  private noteUncured(generation: number, endpoint: string): void {
-    this.uncured.add(endpoint);
-    this.backoff.refused(generation, endpoint);
   }
 
   /** A replay that carried `ticket`'s pair was accepted: a renewal cured a refusal, so renewals cure again. */
   cured(ticket: Ticket): void {
-    this.backoff.cured(ticket.generation);
+    this.refusals.cured(ticket.generation);
   }
 
   noteReplay(): void {
@@ -186,7 +180,7 @@ export class TokenKeeper {
 
   async login(credentials?: Credentials): Promise<void> {
     while (this.inflight) await this.inflight.catch(noop);
-    if (credentials) this.forgetRefusals();
+    if (credentials) this.refusals.forget();
     await this.renew('manual', 'login', credentials);
   }
 
@@ -216,7 +210,7 @@ export class TokenKeeper {
   async logout(): Promise<void> {
     this.pairs.drop();
     this.epoch += 1;
-    this.forgetRefusals();
+    this.refusals.forget();
     // Under the store's lock: a renewal that another holder (tab, process) is running ends first, so that its pair
     // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT.
     const lock = await this.store.lock();
@@ -231,12 +225,6 @@ export class TokenKeeper {
   async tokens(): Promise<TokenPair | null> {
     await (this.loading ??= this.load());
     return this.pairs.current && { ...this.pairs.current.pair };
-  }
-
-  /** The next login may be another account, whose permissions are its own. */
-  private forgetRefusals(): void {
-    this.uncured.clear();
-    this.backoff.reset();
   }
 
   close(): void {
