@@ -2,8 +2,8 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import axios from 'axios';
-import { readCommandLine, UsageError } from '../demo/cli.js';
-import { parseCount, parseDuration, parsePort } from '../demo/duration.js';
+import { readCommandLine, UsageError } from '../lib/emulator/command-line.js';
+import { parseCount, parseDuration, parsePort } from '../lib/emulator/durations.js';
 import { root, runScript, serveScript, stopScriptsAfterEach } from './helpers/scripts.js';
 
 // `npm start` runs demo/demo.ts and `npm run emulator` demo/emulator.ts: here they run as those commands run them.

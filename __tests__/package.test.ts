@@ -110,6 +110,21 @@ it.each([
   expect(() => run(tsc, args, project)).not.toThrow();
 });
 
+it('ships the emulator as a command: npx axios-token-keeper-emulator --help', () => {
+  const bin = (
+    JSON.parse(readFileSync(join(project, 'node_modules', 'axios-token-keeper', 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    }
+  ).bin['axios-token-keeper-emulator']!;
+  const help = run('node', [join(project, 'node_modules', 'axios-token-keeper', bin), '--help'], project);
+
+  expect(help).toMatch(/^Usage: npx axios-token-keeper-emulator \[options\]/);
+  expect(help).toContain('--access-ttl <time>');
+  expect(readFileSync(join(project, 'node_modules', 'axios-token-keeper', bin), 'utf8')).toMatch(
+    /^#!\/usr\/bin\/env node\n/,
+  );
+});
+
 it('serves the stores on their own subpaths, from CommonJS and ESM', async () => {
   const node = (script: string) =>
     new Promise<unknown>((done, reject) => {

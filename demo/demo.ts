@@ -6,9 +6,9 @@ import axios from 'axios';
 import { Presets, SingleBar } from 'cli-progress';
 import { attachTokenAuth } from '../lib/index.js';
 import { startEmulator } from '../lib/emulator/index.js';
-import { runCommand, UsageError } from './cli.js';
-import type { Flags } from './cli.js';
-import { DURATIONS, parseCount, parseDuration } from './duration.js';
+import { runCommand, UsageError } from '../lib/emulator/command-line.js';
+import type { Flags } from '../lib/emulator/command-line.js';
+import { DURATIONS, parseCount, parseDuration } from '../lib/emulator/durations.js';
 
 const USAGE = `Usage: npm start -- [options]
 

@@ -1,5 +1,6 @@
-// Run it against the emulator: `npm run emulator` in one terminal, then in another
-// API_URL=http://127.0.0.1:8080 API_USERNAME=demo API_PASSWORD=demo-password npx tsx examples/quick-start.ts
+// Try it on the emulator that ships with the package: `npx axios-token-keeper-emulator` in one terminal (in a clone
+// of this repository, `npm run emulator`), then, with this file saved as quick-start.ts, in another:
+// API_URL=http://127.0.0.1:8080 API_USERNAME=demo API_PASSWORD=demo-password npx tsx quick-start.ts
 import axios from 'axios';
 import { attachTokenAuth } from 'axios-token-keeper';
 

@@ -1,5 +1,5 @@
 // The values the demo's and the emulator's flags take. A bad one is a UsageError that names the flag.
-import { UsageError } from './cli.js';
+import { UsageError } from './command-line.js';
 
 const UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 

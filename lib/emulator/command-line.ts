@@ -1,19 +1,21 @@
-// The command line of `npm start` and `npm run emulator`: --help, and a mistake named in one line above the usage
-// instead of util.parseArgs' stack trace.
+// The command line of the emulator's command (and of this repository's `npm start`): --help, and a mistake named in
+// one line above the usage instead of util.parseArgs' stack trace. Node only, like the emulator.
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 
-type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;
+export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
 /** A mistake in the command: a flag or a value that cannot be used. Its message is the one line that names it. */
 export class UsageError extends Error {}
 
-function readFlags<O extends ParseArgsOptionsConfig>(options: O, args: string[]) {
-  return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
-}
+type Strict<O extends ParseArgsOptionsConfig> = { args: string[]; options: O; strict: true; allowPositionals: false };
 
 /** The values of a command's flags, typed by their declaration, defaults applied. */
-export type Flags<O extends ParseArgsOptionsConfig> = ReturnType<typeof readFlags<O>>;
+export type Flags<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<Strict<O>>>['values'];
+
+function readFlags<O extends ParseArgsOptionsConfig>(options: O, args: string[]): Flags<O> {
+  return parseArgs<Strict<O>>({ args, options, strict: true, allowPositionals: false }).values;
+}
 
 /** Edit distance, for "did you mean". */
 function distance(a: string, b: string): number {
