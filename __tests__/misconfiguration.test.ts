@@ -93,7 +93,7 @@ describe('an unreachable token service is named by host and port', () => {
   });
 
   it('the scheme’s own port spelt out, and no word of `baseURL` when `authBaseURL` was given', async () => {
-    nock('https://auth.test').post(LOGIN).delay(2_000).reply(200, {});
+    nock('https://auth.test').post(LOGIN).delay(300).reply(200, {});
     const api = axios.create({ baseURL: API });
     attachTokenAuth(api, { credentials, authBaseURL: 'https://auth.test', tokenTimeoutMs: 50 });
 
