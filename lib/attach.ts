@@ -97,12 +97,14 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     const answeredBy = answeredFrom(error.request);
     if (ejected || !isTokenRefusal(error, config) || (answeredBy !== undefined && !origins.allowsURL(answeredBy)))
       throw secrets.axiosError(error);
+    // A stream was consumed by the first send: it cannot go again, so a renewal for it would cure nothing it sends.
+    if (isStream(config.data)) throw secrets.axiosError(error);
     const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
     const held = ticket.replay
       ? await keeper.afterReplayRejection(ticket, endpoint, config)
       : await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
-    // A stream was consumed by the first send; after eject() the request would go out without a token.
-    if (held === null || ejected || isStream(config.data)) throw secrets.axiosError(error);
+    // After eject() the request would go out without a token.
+    if (held === null || ejected) throw secrets.axiosError(error);
     keeper.noteReplay();
     events.emit('replay', { method: (config.method ?? 'get').toUpperCase(), url: secrets.mask(config.url ?? '') });
     return held;
