@@ -94,7 +94,7 @@ describe('replays', () => {
     expect(service.calls.filter((call) => call.path === '/forbidden')).toHaveLength(2);
   });
 
-  it('are not attempted for a stream body, which the first send consumed: the caller gets the 401, and no token call is spent for it', async () => {
+  it('are not attempted for a stream body, which the first send consumed: the caller gets the 401, and the renewal serves the next', async () => {
     const { emulator: service, api } = await e2e();
     await api.get('/orders');
     service.expireAccessTokens();
@@ -112,10 +112,26 @@ describe('replays', () => {
     expect(service.calls.filter((call) => call.path === '/upload').map((call) => call.body)).toEqual(
       Array(3).fill('line 1\nline 2\n'),
     );
-    expect(service.counters.refreshes).toBe(0);
-    // The next request that can be sent again renews, once.
-    expect((await api.get('/orders')).status).toBe(200);
+    // One renewal for the three, for the uploads that follow: the next one goes through.
     expect(service.counters.refreshes).toBe(1);
+    const next = await api.post('/upload', Readable.from(['line 3\n']), { headers: { 'Content-Type': 'text/plain' } });
+    expect(next.status).toBe(200);
+    expect(service.counters.refreshes).toBe(1);
+  });
+
+  it('a stream endpoint that renewing does not cure costs one token call, not one per upload', async () => {
+    const { emulator: service, api } = await e2e({}, { alwaysUnauthorized: ['/forbidden-upload'] });
+    await api.get('/orders');
+
+    for (let i = 0; i < 5; i += 1) {
+      const error = (await failureOf(
+        api.post('/forbidden-upload', Readable.from([`part ${i}\n`]), { headers: { 'Content-Type': 'text/plain' } }),
+      )) as AxiosError;
+      expect(error.response?.status).toBe(401);
+    }
+
+    expect(service.counters.refreshes).toBe(1);
+    expect((await api.get('/orders')).status).toBe(200);
   });
 });
 

@@ -2,4 +2,4 @@
 // examples; the same command the package ships as `npx axios-token-keeper-emulator`. `npm run emulator -- --help`.
 import { runEmulatorCommand } from '../lib/emulator/command.js';
 
-runEmulatorCommand('npm run emulator --');
+runEmulatorCommand('npm run emulator --', 'examples/quick-start.ts');

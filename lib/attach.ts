@@ -97,9 +97,12 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     const answeredBy = answeredFrom(error.request);
     if (ejected || !isTokenRefusal(error, config) || (answeredBy !== undefined && !origins.allowsURL(answeredBy)))
       throw secrets.axiosError(error);
-    // A stream was consumed by the first send: it cannot go again, so a renewal for it would cure nothing it sends.
-    if (isStream(config.data)) throw secrets.axiosError(error);
     const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
+    // A stream was consumed by the first send and cannot go again: the renewal is for the requests that follow.
+    if (isStream(config.data)) {
+      await keeper.afterStreamRejection(ticket, endpoint, config).catch(redacted);
+      throw secrets.axiosError(error);
+    }
     const held = ticket.replay
       ? await keeper.afterReplayRejection(ticket, endpoint, config)
       : await keeper.afterRejection(ticket, endpoint, config).catch(redacted);

@@ -43,6 +43,9 @@ type Operation = TokenAuthEvents['failure']['operation'];
 
 const noop = (): void => {};
 
+/** Endpoints remembered for the streams refused on them. */
+const STREAM_ENDPOINTS = 64;
+
 /**
  * Holds the tokens and decides when to log in or renew: the state machine of the client rule. A renewal is one
  * shared promise: the first caller starts it, everyone else awaits it, and everyone gets its outcome. What it
@@ -60,6 +63,8 @@ export class TokenKeeper {
   private inflight: Promise<Held> | null = null;
   /** Bumped by logout(): a renewal that started before it must not bring the old account back. */
   private epoch = 0;
+  /** Per endpoint, the pair a renewal for a refused stream brought: the next stream refused with it cured nothing. */
+  private readonly streamRenewals = new Map<string, number>();
   /** The token call refused the cookie while no refresh token was held: no more such calls until a pair comes. */
   private cookieRefused = false;
   /** Renewals that failed so far, and the error of the last: what the late 401s of their requests share. */
@@ -163,6 +168,27 @@ export class TokenKeeper {
     if (!newer && this.pairs.current?.generation === ticket.generation)
       this.refusals.uncured(ticket.generation, endpoint);
     return newer;
+  }
+
+  /**
+   * After a refused request whose body cannot be sent again: renews as for any refusal, for the requests that follow.
+   * The next such request refused on the same endpoint with the renewed pair plays the replay's part: renewing did not
+   * cure that endpoint.
+   */
+  async afterStreamRejection(ticket: Ticket, endpoint: string, config: InternalAxiosRequestConfig): Promise<void> {
+    if (this.streamRenewals.get(endpoint) === ticket.generation) {
+      await this.afterReplayRejection(ticket, endpoint, config);
+      return;
+    }
+    const held = await this.afterRejection(ticket, endpoint, config);
+    if (!held) return;
+    this.streamRenewals.delete(endpoint);
+    this.streamRenewals.set(endpoint, held.generation);
+    // The oldest endpoints go first: a few are enough to stop a stream's renewal per refusal.
+    for (const oldest of this.streamRenewals.keys()) {
+      if (this.streamRenewals.size <= STREAM_ENDPOINTS) break;
+      this.streamRenewals.delete(oldest);
+    }
   }
 
   /** A replay that carried `ticket`'s pair was accepted: a renewal cured a refusal, so renewals cure again. */

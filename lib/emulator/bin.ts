@@ -3,4 +3,4 @@
 // package (the Quick start) or your app without spending a real account's tokens. `--help` for its flags.
 import { runEmulatorCommand } from './command.js';
 
-runEmulatorCommand('npx axios-token-keeper-emulator');
+runEmulatorCommand('npx axios-token-keeper-emulator', 'quick-start.ts');

@@ -40,7 +40,7 @@ const OPTIONS = {
   cors: { type: 'boolean', default: false },
 } as const;
 
-async function main(values: Flags<typeof OPTIONS>): Promise<void> {
+async function main(values: Flags<typeof OPTIONS>, quickStart: string): Promise<void> {
   const emulator = await startEmulator({
     host: values.host,
     port: parsePort(values.port),
@@ -60,7 +60,7 @@ async function main(values: Flags<typeof OPTIONS>): Promise<void> {
       `  curl -X POST -H 'Content-Type: application/json' -d '{"refresh_token":"<refresh>"}' ${emulator.url}/auth/api/v1/accounts/token`,
       `  curl -H 'Authorization: Bearer <access>' ${emulator.url}/allocation/api/v1/tracking/order-list`,
       'The Quick start against it:',
-      `  API_URL=${emulator.url} API_USERNAME=${values.user} API_PASSWORD=${values.password} npx tsx quick-start.ts`,
+      `  API_URL=${emulator.url} API_USERNAME=${values.user} API_PASSWORD=${values.password} npx tsx ${quickStart}`,
       '',
     ].join('\n'),
   );
@@ -69,7 +69,7 @@ async function main(values: Flags<typeof OPTIONS>): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-/** Runs the emulator command; `program` is how the usage names it. */
-export function runEmulatorCommand(program: string, args = process.argv.slice(2)): void {
-  runCommand(usage(program), OPTIONS, main, args);
+/** Runs the emulator command; `program` is how the usage names it, `quickStart` where the Quick start's file is. */
+export function runEmulatorCommand(program: string, quickStart: string, args = process.argv.slice(2)): void {
+  runCommand(usage(program), OPTIONS, (values) => main(values, quickStart), args);
 }
