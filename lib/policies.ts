@@ -155,6 +155,8 @@ export class RenewalBackoff {
 export class RefusalPolicy {
   private readonly endpoints: UncuredEndpoints;
   private readonly backoff: RenewalBackoff;
+  /** Per endpoint, the pair a renewal for a refused stream brought: a stream refused again with it cured nothing. */
+  private readonly streamRenewals = new Map<string, number>();
 
   constructor(lifetimeMs: number, clock: () => number) {
     this.endpoints = new UncuredEndpoints(lifetimeMs, clock);
@@ -177,9 +179,29 @@ export class RefusalPolicy {
     this.backoff.cured(generation);
   }
 
+  /** The pair a renewal for a refused stream on `endpoint` brought, if any. */
+  streamRenewedWith(endpoint: string): number | undefined {
+    return this.streamRenewals.get(endpoint);
+  }
+
+  /** A stream refused on `endpoint` started the renewal that brought the pair of `generation`. */
+  streamRenewed(endpoint: string, generation: number): void {
+    this.streamRenewals.delete(endpoint);
+    this.streamRenewals.set(endpoint, generation);
+    // The oldest go first: a few endpoints are enough to stop a renewal per refused stream.
+    for (const oldest of this.streamRenewals.keys()) {
+      if (this.streamRenewals.size <= STREAM_ENDPOINTS) break;
+      this.streamRenewals.delete(oldest);
+    }
+  }
+
   /** The next login may be another account, whose permissions are its own. */
   forget(): void {
     this.endpoints.clear();
     this.backoff.reset();
+    this.streamRenewals.clear();
   }
 }
+
+/** Endpoints remembered for the streams refused on them. */
+const STREAM_ENDPOINTS = 64;

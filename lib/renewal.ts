@@ -1,5 +1,5 @@
 import type { InternalAxiosRequestConfig } from 'axios';
-import { abortable, throwIfCanceled } from './abort.js';
+import { abortable, succeeds, throwIfCanceled } from './abort.js';
 import { credentialsFor } from './credentials.js';
 import { hasCode, TokenAuthError } from './errors.js';
 import type { Emitter } from './events.js';
@@ -43,9 +43,6 @@ type Operation = TokenAuthEvents['failure']['operation'];
 
 const noop = (): void => {};
 
-/** Endpoints remembered for the streams refused on them. */
-const STREAM_ENDPOINTS = 64;
-
 /**
  * Holds the tokens and decides when to log in or renew: the state machine of the client rule. A renewal is one
  * shared promise: the first caller starts it, everyone else awaits it, and everyone gets its outcome. What it
@@ -63,8 +60,6 @@ export class TokenKeeper {
   private inflight: Promise<Held> | null = null;
   /** Bumped by logout(): a renewal that started before it must not bring the old account back. */
   private epoch = 0;
-  /** Per endpoint, the pair a renewal for a refused stream brought: the next stream refused with it cured nothing. */
-  private readonly streamRenewals = new Map<string, number>();
   /** The token call refused the cookie while no refresh token was held: no more such calls until a pair comes. */
   private cookieRefused = false;
   /** Renewals that failed so far, and the error of the last: what the late 401s of their requests share. */
@@ -156,14 +151,7 @@ export class TokenKeeper {
     config: InternalAxiosRequestConfig,
   ): Promise<Held | null> {
     // A wait that ended in an abort or a failed renewal says nothing about whether renewing cures this endpoint.
-    if (
-      this.inflight &&
-      !(await abortable(this.inflight, config).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return null;
+    if (this.inflight && !(await succeeds(abortable(this.inflight, config)))) return null;
     const newer = this.pairs.newerThan(ticket.generation);
     if (!newer && this.pairs.current?.generation === ticket.generation)
       this.refusals.uncured(ticket.generation, endpoint);
@@ -176,19 +164,12 @@ export class TokenKeeper {
    * cure that endpoint.
    */
   async afterStreamRejection(ticket: Ticket, endpoint: string, config: InternalAxiosRequestConfig): Promise<void> {
-    if (this.streamRenewals.get(endpoint) === ticket.generation) {
+    if (this.refusals.streamRenewedWith(endpoint) === ticket.generation) {
       await this.afterReplayRejection(ticket, endpoint, config);
       return;
     }
     const held = await this.afterRejection(ticket, endpoint, config);
-    if (!held) return;
-    this.streamRenewals.delete(endpoint);
-    this.streamRenewals.set(endpoint, held.generation);
-    // The oldest endpoints go first: a few are enough to stop a stream's renewal per refusal.
-    for (const oldest of this.streamRenewals.keys()) {
-      if (this.streamRenewals.size <= STREAM_ENDPOINTS) break;
-      this.streamRenewals.delete(oldest);
-    }
+    if (held) this.refusals.streamRenewed(endpoint, held.generation);
   }
 
   /** A replay that carried `ticket`'s pair was accepted: a renewal cured a refusal, so renewals cure again. */
