@@ -1,7 +1,8 @@
 import axios, { isAxiosError } from 'axios';
+import type { AxiosInstance } from 'axios';
 import nock from 'nock';
 import { attachTokenAuth, MemoryTokenStore } from '../lib/index.js';
-import type { TokenAuthOptions } from '../lib/index.js';
+import type { TokenAuth, TokenAuthOptions } from '../lib/index.js';
 import { closeEmulatorsAfterEach, e2e, E2E_PASSWORD, E2E_USER } from './helpers/emulator.js';
 import { burst, fulfilled, manualClock } from './helpers/flow.js';
 import { FakeTokenService } from './helpers/service.js';
@@ -195,19 +196,26 @@ describe('one lifetime rule for an answer and the pair held', () => {
   });
 });
 
+/**
+ * A first instance's pair, logged in once, put in a new store as a custom store or another library would keep it: no
+ * expiry beside the tokens. The first instance is ejected.
+ */
+async function storedWithoutExpiry({ api, auth }: { api: AxiosInstance; auth: TokenAuth }) {
+  await api.get('/prime');
+  const stored = (await auth.getTokens())!;
+  auth.eject();
+  const store = new MemoryTokenStore();
+  store.set({ access: stored.access, refresh: stored.refresh! });
+  return { stored, store };
+}
+
 describe('stored pairs know their expiry', () => {
   it('an expired JWT stored without `expiresAt`: 5 concurrent requests, none sent with it, one token call', async () => {
     const clock = manualClock();
     const service = new FakeTokenService();
     service.clockSec = () => Math.floor(clock.now() / 1000);
     service.jwtLifetimeSec = 600;
-    const first = rig({ clock: clock.now }, service);
-    await first.api.get('/prime');
-    const stored = await first.auth.getTokens();
-    first.auth.eject();
-    // As a custom store, or another library, would keep it: no expiry beside the tokens.
-    const store = new MemoryTokenStore();
-    store.set({ access: stored!.access, refresh: stored!.refresh! });
+    const { stored, store } = await storedWithoutExpiry(rig({ clock: clock.now }, service));
     clock.advance(601_000);
     const dataBefore = service.count('data');
 
@@ -218,17 +226,13 @@ describe('stored pairs know their expiry', () => {
     expect(service.count('token')).toBe(1);
     const sent = service.received.filter((entry) => entry.route === 'data').slice(dataBefore);
     expect(sent).toHaveLength(5);
-    expect(sent.filter((entry) => entry.authorization === `Bearer ${stored!.access}`)).toHaveLength(0);
+    expect(sent.filter((entry) => entry.authorization === `Bearer ${stored.access}`)).toHaveLength(0);
   });
 
   it('the same against the emulator’s JWTs', async () => {
     const clock = manualClock();
     const first = await e2e({ clock: clock.now }, { clock: clock.now, tokenFormat: 'jwt', accessTtlMs: 60_000 });
-    await first.api.get('/prime');
-    const stored = await first.auth.getTokens();
-    first.auth.eject();
-    const store = new MemoryTokenStore();
-    store.set({ access: stored!.access, refresh: stored!.refresh! });
+    const { store } = await storedWithoutExpiry(first);
     clock.advance(61_000);
 
     const api = axios.create({ baseURL: first.emulator.url });

@@ -113,11 +113,15 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     return held;
   };
 
-  /** Whether the service refused the token, judged on the answer as the caller would see it (body parsed). */
-  const isTokenRefusal = (error: AxiosError, config: InternalAxiosRequestConfig): boolean =>
-    resolved.isTokenRejected === DEFAULTS.isTokenRejected
-      ? DEFAULTS.isTokenRejected(error)
-      : resolved.isTokenRejected(withParsedBody(error, config));
+  /**
+   * Whether the service refused the token, judged on the answer as the caller would see it: a custom test gets the
+   * body parsed; the default one reads the status only, and is spared the parsing.
+   */
+  const isTokenRejected = resolved.isTokenRejected;
+  const isTokenRefusal: (error: AxiosError, config: InternalAxiosRequestConfig) => boolean =
+    isTokenRejected === DEFAULTS.isTokenRejected
+      ? isTokenRejected
+      : (error, config) => isTokenRejected(withParsedBody(error, config));
 
   /**
    * The adapter every request goes out through. It runs after all request interceptors, with the body serialised,

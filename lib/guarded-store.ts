@@ -34,8 +34,7 @@ export class GuardedStore implements TokenStore {
    * expired token is renewed before it is sent rather than refused.
    */
   async get(): Promise<TokenPair | null> {
-    const pair = await this.call(() => this.store.get());
-    return pair && typeof pair.access === 'string' ? withJwtExpiry(pair) : null;
+    return usable(await this.call(() => this.store.get())) ?? null;
   }
 
   /** False when the store refused the write for a later holder's fence; undefined when it failed. */
@@ -67,8 +66,8 @@ export class GuardedStore implements TokenStore {
   subscribe(listener: (pair: TokenPair | null) => void): () => void {
     return (
       this.store.subscribe?.((pair) => {
-        if (pair === null) listener(null);
-        else if (typeof pair?.access === 'string') listener(withJwtExpiry(pair));
+        const checked = pair === null ? null : usable(pair);
+        if (checked !== undefined) listener(checked);
       }) ?? noop
     );
   }
@@ -101,4 +100,9 @@ export class GuardedStore implements TokenStore {
       clearTimeout(timer);
     }
   }
+}
+
+/** A pair the plugin can use, with its JWT's expiry when the store kept none; undefined for anything else. */
+function usable(pair: TokenPair | null | undefined): TokenPair | undefined {
+  return pair && typeof pair.access === 'string' ? withJwtExpiry(pair) : undefined;
 }

@@ -249,18 +249,22 @@ function hostAndPort(url: string): string {
 /** Names under which a request carries a secret: a password, a client secret, a token, a key, an assertion. */
 const SECRET_NAME = /pass|secret|token|key|assertion|code|credential|auth|refresh|access|cookie/i;
 
+/** The strings under names that match `names`, in objects, arrays and forms, at any depth. */
+function valuesUnder(value: unknown, names: RegExp, name = ''): string[] {
+  if (typeof value === 'string') return name !== '' && names.test(name) && value !== '' ? [value] : [];
+  if (value instanceof URLSearchParams)
+    return [...value.entries()].flatMap(([key, item]) => valuesUnder(item, names, key));
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, item]) => valuesUnder(item, names, key));
+}
+
 /**
  * The secrets a request carries, to mask: values under secret-looking names in a body object, a form, headers or
  * query parameters, and a text body whole. Other values (`grant_type=password`, a scope) stay readable.
  */
-function secretsIn(value: unknown, name = ''): string[] {
-  if (typeof value === 'string') {
-    if (name === '') return value.length >= 4 ? [value, ...secretsIn(formOf(value))] : [];
-    return SECRET_NAME.test(name) && value !== '' ? [value] : [];
-  }
-  if (value instanceof URLSearchParams) return [...value.entries()].flatMap(([key, item]) => secretsIn(item, key));
-  if (typeof value !== 'object' || value === null) return [];
-  return Object.entries(value).flatMap(([key, item]) => secretsIn(item, key));
+function secretsIn(value: unknown): string[] {
+  if (typeof value !== 'string') return valuesUnder(value, SECRET_NAME);
+  return value.length >= 4 ? [value, ...valuesUnder(formOf(value), SECRET_NAME)] : [];
 }
 
 /** A form-encoded text as a form, to find its secret fields; none for other texts. */
@@ -268,16 +272,9 @@ function formOf(text: string): URLSearchParams | undefined {
   return /^[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*$/.test(text) ? new URLSearchParams(text) : undefined;
 }
 
-/** Token-like strings in an answer body: values under keys that name a token. */
+/** Token-like strings in an answer body: values under keys that name a token (not `code`, an error's name there). */
 function tokensIn(body: unknown): string[] {
-  if (typeof body !== 'object' || body === null) return [];
-  return Object.entries(body).flatMap(([key, value]) =>
-    typeof value === 'string' && /token|access|refresh/i.test(key)
-      ? [value]
-      : typeof value === 'object'
-        ? tokensIn(value)
-        : [],
-  );
+  return valuesUnder(body, /token|access|refresh/i);
 }
 
 /** Every string in an answer long enough to be a token, for redacting what a custom parser may quote of it. */

@@ -170,8 +170,9 @@ export interface TokenAuthOptions {
   loginRequest?: (credentials: Credentials) => LoginRequest;
   /**
    * The token call takes the refresh token from an HttpOnly cookie the browser keeps, not from the plugin: a renewal
-   * goes through the token call with `withCredentials` even when no refresh token is held, and a refusal then leads
-   * to a login (or, without credentials, to `NO_CREDENTIALS`: "sign in again").
+   * goes through the token call with `withCredentials` even when no refresh token is held (`refreshRequest` is then
+   * called with `''`), and a refusal then leads to a login (or, without credentials, to `NO_CREDENTIALS`: "sign in
+   * again").
    * @default false
    */
   refreshTokenInCookie?: boolean;
