@@ -190,6 +190,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     setTokens: (tokens) => keeper.setTokens(tokens),
     refresh: () => keeper.refresh(),
     logout: () => keeper.logout(),
+    flush: () => keeper.flush(),
     on: (event, listener) => events.on(event, listener),
     stats: () => keeper.stats(),
   };

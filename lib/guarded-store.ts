@@ -1,6 +1,7 @@
 import { TokenAuthError } from './errors.js';
 import { withJwtExpiry } from './parse.js';
 import type { SecretList } from './redact.js';
+import { UNANSWERED, within } from './stores/shared.js';
 import type { TokenPair, TokenStore, TokenStoreLock } from './types.js';
 
 const noop = (): void => {};
@@ -13,14 +14,17 @@ export interface GuardedLock extends TokenStoreLock {
 /** What a lock of a store that has none, or whose lock failed, holds: nothing. */
 const NO_LOCK: GuardedLock = { release: noop };
 
+/** What a call that failed (and was reported) gives instead of an answer. */
+const FAILED = Symbol('failed');
+
 /**
  * The user's store as the plugin calls it. A store failure must not fail requests while the plugin holds tokens in
  * memory: every call that fails is reported through `onFailure` (as `STORE_FAILED`, secrets masked) and answers as
  * if the store were empty, or had written. Nor may a store that stops answering (a paused Redis, a hung mount) hold
- * requests: past `timeoutMs` a call counts as failed, and is left to finish on its own. The wait for the lock is the
- * exception: the store bounds it itself (`lockTimeoutMs`), so that a holder that is merely slow is waited for.
+ * requests: past `timeoutMs` a call counts as failed, and is left to finish on its own. So does each try at the
+ * lock, which the store bounds itself (a lock that is merely busy is waited for, up to the store's `lockTimeoutMs`).
  */
-export class GuardedStore implements TokenStore {
+export class GuardedStore {
   constructor(
     private readonly store: TokenStore,
     private readonly timeoutMs: number,
@@ -34,32 +38,32 @@ export class GuardedStore implements TokenStore {
    * expired token is renewed before it is sent rather than refused.
    */
   async get(): Promise<TokenPair | null> {
-    return usable(await this.call(() => this.store.get())) ?? null;
-  }
-
-  /** False when the store refused the write for a later holder's fence; undefined when it failed. */
-  set(pair: TokenPair, fence?: number): Promise<boolean | void | undefined> {
-    return this.call(() => this.store.set(pair, fence));
-  }
-
-  clear(fence?: number): Promise<boolean | void | undefined> {
-    return this.call(() => this.store.clear(fence));
+    return fromStore(await this.call(() => this.store.get()));
   }
 
   /**
    * The store's lock, or one that holds nothing when the store has none or could not grant it (the renewal then
-   * goes on without it). Its release runs off the caller's path and reports a failure like any call.
+   * goes on without it). Once `signal` aborts (the lock is no longer needed), the wait ends at once with no lock, and
+   * a lock granted late is released. Its release runs off the caller's path and reports a failure like any call.
    */
-  async lock(): Promise<GuardedLock> {
-    if (!this.store.lock) return NO_LOCK;
-    const lock = await this.call(() => this.store.lock?.(), false);
-    if (!lock) return NO_LOCK;
-    return {
-      fence: lock.fence,
-      release: () => {
-        void this.call(() => lock.release());
+  async lock(signal?: AbortSignal, unanswered: () => void = noop): Promise<GuardedLock> {
+    const store = this.store;
+    if (!store.lock || signal?.aborted) return NO_LOCK;
+    const locking = Promise.resolve().then(() => store.lock?.({ signal, tryTimeoutMs: this.timeoutMs }));
+    // A store that stops waiting when the signal aborts rejects then: that is no failure, and is not waited for.
+    const granted = await this.call(
+      () => within(locking, Infinity, signal),
+      false,
+      (error) => {
+        if (error instanceof Error && error.name === UNANSWERED) unanswered();
       },
-    };
+    );
+    if (granted === FAILED || granted === undefined || signal?.aborted) {
+      // Granted after the wait was given up: nobody would release it.
+      locking.then((late) => late && this.release(late), noop);
+      return NO_LOCK;
+    }
+    return { fence: granted.fence, release: () => this.release(granted) };
   }
 
   /** Another holder's pairs, checked and completed as `get()` does; what has no access token is passed over. */
@@ -72,7 +76,23 @@ export class GuardedStore implements TokenStore {
     );
   }
 
-  private async call<T>(operation: () => T | Promise<T>, bounded = true): Promise<T | undefined> {
+  /** How one renewal uses the store: see {@link StoreSession}. */
+  async session(signal?: AbortSignal): Promise<StoreSession> {
+    let answered = true;
+    const lock = await this.lock(signal, () => (answered = false));
+    return new StoreSession((operation) => this.call(() => operation(this.store)), lock, answered);
+  }
+
+  private release(lock: TokenStoreLock): void {
+    void this.call(() => lock.release());
+  }
+
+  /** The answer of `operation`, or FAILED once it failed or, when `bounded`, took longer than `timeoutMs`. */
+  private async call<T>(
+    operation: () => T | Promise<T>,
+    bounded = true,
+    failed: (error: unknown) => void = noop,
+  ): Promise<T | typeof FAILED> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const call = Promise.resolve().then(operation);
@@ -80,10 +100,12 @@ export class GuardedStore implements TokenStore {
       call.catch(noop);
       const limit = this.timeoutMs;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`it did not answer within ${limit} ms, \`tokenTimeoutMs\``)), limit);
+        const message = `it did not answer within ${Math.round(limit)} ms, \`storeTimeoutMs\``;
+        timer = setTimeout(() => reject(new Error(message)), limit);
       });
       return await Promise.race([call, timeout]);
     } catch (error) {
+      failed(error);
       const reason = this.secrets.mask(error instanceof Error ? error.message : String(error));
       const cause = error instanceof Error ? this.secrets.copy(error) : undefined;
       this.onFailure(
@@ -95,11 +117,76 @@ export class GuardedStore implements TokenStore {
           },
         ),
       );
-      return undefined;
+      return FAILED;
     } finally {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * The store as one renewal uses it: under its lock (or none), with every call bounded; a store seen failing is not
+ * called again in the same renewal (it answers as if empty, or written), so that a silent store costs a renewal one
+ * timeout, not one per call. The writes go on off the path of the requests waiting for the pair, and the lock is
+ * released once they are done.
+ */
+export class StoreSession {
+  private failed: boolean;
+  private readonly writes: Promise<unknown>[] = [];
+
+  /** `answered`: false when a try at the lock got no answer, which is the store failing already. */
+  constructor(
+    private readonly guarded: <T>(operation: (store: TokenStore) => T | Promise<T>) => Promise<T | typeof FAILED>,
+    private readonly lock: GuardedLock,
+    answered: boolean,
+  ) {
+    this.failed = !answered;
+  }
+
+  get fence(): number | undefined {
+    return this.lock.fence;
+  }
+
+  async get(): Promise<TokenPair | null> {
+    return fromStore(await this.call((store) => store.get()));
+  }
+
+  /** Clears the pair, and resolves once it is done. */
+  async clear(): Promise<void> {
+    await this.call((store) => store.clear(this.lock.fence));
+  }
+
+  /**
+   * Writes `pair` without waiting for it. When the fence refuses the write (this holder's lease lapsed and a later
+   * holder has written since), `later` gets the pair that holder stored, if still valid by `usable`.
+   */
+  write(pair: TokenPair, later: (stored: TokenPair) => void): void {
+    this.writes.push(
+      (async () => {
+        if ((await this.call((store) => store.set(pair, this.lock.fence))) !== false) return;
+        const stored = await this.get();
+        if (stored) later(stored);
+      })(),
+    );
+  }
+
+  /** Releases the lock after the writes; resolves then. */
+  async end(): Promise<void> {
+    await Promise.allSettled(this.writes);
+    this.lock.release();
+  }
+
+  private async call<T>(operation: (store: TokenStore) => T | Promise<T>): Promise<Awaited<T> | undefined> {
+    if (this.failed) return undefined;
+    const answer = await this.guarded(operation);
+    if (answer !== FAILED) return answer;
+    this.failed = true;
+    return undefined;
+  }
+}
+
+function fromStore(pair: TokenPair | null | undefined | typeof FAILED): TokenPair | null {
+  return pair === FAILED ? null : (usable(pair) ?? null);
 }
 
 /** A pair the plugin can use, with its JWT's expiry when the store kept none; undefined for anything else. */

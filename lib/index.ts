@@ -26,4 +26,5 @@ export type {
   TokenPair,
   TokenStore,
   TokenStoreLock,
+  TokenStoreLockRequest,
 } from './types.js';

@@ -35,6 +35,8 @@ export const DEFAULTS = Object.freeze({
   expiryMarginMs: 30_000,
   /** {@link TokenAuthOptions.tokenTimeoutMs}: 15 seconds. */
   tokenTimeoutMs: 15_000,
+  /** {@link TokenAuthOptions.storeTimeoutMs}: 5 seconds at the most; a third of `tokenTimeoutMs` when shorter. */
+  storeTimeoutMs: 5_000,
   /** {@link TokenAuthOptions.tokenRetries}. */
   tokenRetries: 3,
   /** {@link TokenAuthOptions.tokenRetryDelayMs}. */
@@ -91,6 +93,7 @@ const OPTION_NAMES = {
   accessTokenLifetimeMs: true,
   expiryMarginMs: true,
   tokenTimeoutMs: true,
+  storeTimeoutMs: true,
   tokenRetries: true,
   tokenRetryDelayMs: true,
   loginCooldownMs: true,
@@ -209,6 +212,13 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   checkNumber('expiryMarginMs', merged.expiryMarginMs);
   // axios reads a timeout of 0 as none at all: a hung token call would hold every request forever.
   checkNumber('tokenTimeoutMs', merged.tokenTimeoutMs, { positive: true });
+  checkNumber('storeTimeoutMs', merged.storeTimeoutMs, { positive: true });
+  // A store call as long as a token call would let a silent store hold requests longer than the service may.
+  if (defined.storeTimeoutMs !== undefined && merged.storeTimeoutMs >= merged.tokenTimeoutMs) {
+    fail(
+      `\`storeTimeoutMs\` (${merged.storeTimeoutMs}) must be shorter than \`tokenTimeoutMs\` (${merged.tokenTimeoutMs}), so that a store that stops answering delays requests less than a token call may.`,
+    );
+  }
   checkNumber('tokenRetries', merged.tokenRetries, { integer: true });
   checkNumber('tokenRetryDelayMs', merged.tokenRetryDelayMs);
   checkNumber('loginCooldownMs', merged.loginCooldownMs);
@@ -254,6 +264,7 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
     authBaseURLFromBaseURL: merged.authBaseURL === undefined,
     origins,
     tokenBudget: resolveBudget(merged.tokenBudget),
+    storeTimeoutMs: defined.storeTimeoutMs ?? Math.min(DEFAULTS.storeTimeoutMs, merged.tokenTimeoutMs / 3),
     marginFor:
       explicitMarginMs === undefined
         ? (lifetimeMs) => Math.max(0, Math.min(DEFAULTS.expiryMarginMs, lifetimeMs / 10))

@@ -4,6 +4,8 @@ import { credentialsFor } from './credentials.js';
 import { hasCode, TokenAuthError } from './errors.js';
 import type { Emitter } from './events.js';
 import { GuardedStore } from './guarded-store.js';
+import type { StoreSession } from './guarded-store.js';
+import { SharedPair } from './shared-pair.js';
 import { HeldPair } from './held-pair.js';
 import type { Held } from './held-pair.js';
 import type { ResolvedOptions } from './options.js';
@@ -30,12 +32,12 @@ export interface Ticket {
 type Mode = 'auto' | 'login' | 'refresh';
 
 /**
- * What one renewal runs under: the logout epoch it started in, the fence of the store lock it holds, if any, and the
- * credentials `auth.login()` was given for it alone.
+ * What one renewal runs under: the logout epoch it started in, the store as it uses it (under the lock, if any), and
+ * the credentials `auth.login()` was given for it alone.
  */
 interface Scope {
   readonly epoch: number;
-  readonly fence: number | undefined;
+  readonly session: StoreSession;
   readonly credentials?: Credentials | undefined;
 }
 
@@ -55,8 +57,7 @@ export class TokenKeeper {
   private readonly cooldown: LoginCooldown;
   private readonly refusals: RefusalPolicy;
   private readonly pairs: HeldPair;
-  private loading: Promise<void> | undefined;
-  private loaded = false;
+  private readonly shared: SharedPair;
   private inflight: Promise<Held> | null = null;
   /** Bumped by logout(): a renewal that started before it must not bring the old account back. */
   private epoch = 0;
@@ -65,7 +66,6 @@ export class TokenKeeper {
   /** Renewals that failed so far, and the error of the last: what the late 401s of their requests share. */
   private failures = 0;
   private lastFailure: unknown;
-  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly options: ResolvedOptions,
@@ -73,13 +73,13 @@ export class TokenKeeper {
     private readonly events: Emitter<TokenAuthEvents>,
     private readonly secrets: SecretList,
   ) {
-    this.store = new GuardedStore(options.store ?? new MemoryTokenStore(), options.tokenTimeoutMs, secrets, (error) =>
+    this.store = new GuardedStore(options.store ?? new MemoryTokenStore(), options.storeTimeoutMs, secrets, (error) =>
       this.report('store', error),
     );
     this.pairs = new HeldPair(secrets, events, options.clock, options.marginFor);
     this.cooldown = new LoginCooldown(options.loginCooldownMs, options.clock);
     this.refusals = new RefusalPolicy(options.accessTokenLifetimeMs, options.clock);
-    this.unsubscribe = this.store.subscribe((pair) => this.onStoreChange(pair));
+    this.shared = new SharedPair(this.store, this.pairs);
   }
 
   /**
@@ -90,7 +90,7 @@ export class TokenKeeper {
     const waitFor = <T>(promise: Promise<T>): Promise<T> => (config ? abortable(promise, config) : promise);
     if (config) throwIfCanceled(config);
     if (this.inflight) await waitFor(this.inflight);
-    if (!this.loaded) await (this.loading ??= this.load());
+    if (!this.shared.loaded) await this.shared.load();
     const held = this.pairs.current;
     if (held && !this.pairs.expired(held)) return held;
     return waitFor(this.renew(held ? 'expired' : 'no-token'));
@@ -107,7 +107,7 @@ export class TokenKeeper {
    */
   usable(config: InternalAxiosRequestConfig): Held | undefined {
     const held = this.pairs.current;
-    if (!held || this.inflight || !this.loaded || config.signal?.aborted || config.cancelToken?.reason)
+    if (!held || this.inflight || !this.shared.loaded || config.signal?.aborted || config.cancelToken?.reason)
       return undefined;
     return this.pairs.expired(held) ? undefined : held;
   }
@@ -189,6 +189,7 @@ export class TokenKeeper {
     while (this.inflight) await this.inflight.catch(noop);
     if (credentials) this.refusals.forget();
     await this.renew('manual', 'login', credentials);
+    await this.shared.settled();
   }
 
   /** Holds a pair obtained elsewhere, and writes it to the store under its lock, as a renewal would. */
@@ -196,22 +197,23 @@ export class TokenKeeper {
     if (typeof tokens?.access !== 'string' || tokens.access === '')
       throw new TypeError('auth.setTokens: pass { access, refresh?, expiresIn? } with a non-empty `access` token.');
     while (this.inflight) await this.inflight.catch(noop);
-    const lock = await this.store.lock();
+    const session = await this.shared.session();
     try {
       const { expiresAt } = tokens as TokenPair;
       const pair =
         expiresAt === undefined
           ? this.pairFrom(tokens, undefined)
           : { ...this.pairFrom({ access: tokens.access }, tokens.refresh), expiresAt };
-      await this.keep(pair, { epoch: this.epoch, fence: lock.fence });
+      this.keep(pair, { epoch: this.epoch, session });
     } finally {
-      lock.release();
+      await session.end();
     }
   }
 
   async refresh(): Promise<void> {
     while (this.inflight) await this.inflight.catch(noop);
     await this.renew('manual', 'refresh');
+    await this.shared.settled();
   }
 
   async logout(): Promise<void> {
@@ -220,22 +222,26 @@ export class TokenKeeper {
     this.refusals.forget();
     // Under the store's lock: a renewal that another holder (tab, process) is running ends first, so that its pair
     // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT.
-    const lock = await this.store.lock();
-    try {
-      await this.store.clear(lock.fence);
-    } finally {
-      lock.release();
-    }
+    await this.shared.settled();
+    const session = await this.shared.session();
+    await session.clear();
+    await session.end();
     this.events.emit('logout', {});
   }
 
   async tokens(): Promise<TokenPair | null> {
-    await (this.loading ??= this.load());
+    await this.shared.load();
     return this.pairs.current && { ...this.pairs.current.pair };
   }
 
+  /** Resolves once the renewal under way, if any, has ended, and the last renewal's writes are done. */
+  async flush(): Promise<void> {
+    while (this.inflight) await this.inflight.catch(noop);
+    await this.shared.settled();
+  }
+
   close(): void {
-    this.unsubscribe();
+    this.shared.close();
   }
 
   private renew(reason: RenewalReason, mode: Mode = 'auto', credentials?: Credentials): Promise<Held> {
@@ -261,10 +267,12 @@ export class TokenKeeper {
     epoch: number,
     credentials: Credentials | undefined,
   ): Promise<Held> {
-    const lock = await this.store.lock();
-    const scope: Scope = { epoch, fence: lock.fence, credentials };
+    const session = await this.shared.session(mode === 'auto' ? { pair: refused } : undefined);
+    // Another holder's pair arrived while this one waited for the lock.
+    if (!session) return this.adopt(this.pairs.current!.pair, epoch);
+    const scope: Scope = { epoch, session, credentials };
     try {
-      const stored = await this.store.get();
+      const stored = await session.get();
       // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
       if (mode === 'auto' && stored && stored.access !== refused?.access && !this.pairs.expired(stored))
         return this.adopt(stored, epoch);
@@ -278,7 +286,7 @@ export class TokenKeeper {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
         if (basis?.refresh === undefined) this.cookieRefused = true;
         // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
-        const again = await this.store.get();
+        const again = await session.get();
         if (again && again.access !== basis?.access && again.refresh !== basis?.refresh && !this.pairs.expired(again))
           return this.adopt(again, epoch);
         // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
@@ -287,8 +295,8 @@ export class TokenKeeper {
         return await this.loginWith('refresh-rejected', mode, scope);
       }
     } finally {
-      // The waiting requests have their pair: they do not wait for the release too.
-      lock.release();
+      // The waiting requests have their pair: the write and the release go on without them.
+      this.shared.settle(session);
     }
   }
 
@@ -329,7 +337,7 @@ export class TokenKeeper {
     }
     this.cooldown.succeeded();
     this.counts.logins += 1;
-    const held = await this.keep(this.pairFrom(parsed, undefined), scope);
+    const held = this.keep(this.pairFrom(parsed, undefined), scope);
     this.events.emit('login', { reason, durationMs: this.options.clock() - started });
     return held;
   }
@@ -343,7 +351,7 @@ export class TokenKeeper {
       throw this.report('refresh', error);
     }
     this.counts.refreshes += 1;
-    const held = await this.keep(this.pairFrom(parsed, refreshToken), scope);
+    const held = this.keep(this.pairFrom(parsed, refreshToken), scope);
     const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken && refreshToken !== undefined;
     this.events.emit('refresh', { reason, rotated, durationMs: this.options.clock() - started });
     return held;
@@ -354,34 +362,24 @@ export class TokenKeeper {
     return pairFromAnswer(parsed, previousRefresh, { now: clock(), lifetimeMs, marginFor });
   }
 
-  /** Holds a pair this holder obtained and writes it to the store. */
-  private async keep(pair: TokenPair, scope: Scope): Promise<Held> {
+  /** Holds a pair this holder obtained, and has it written to the store off the waiting requests' path. */
+  private keep(pair: TokenPair, scope: Scope): Held {
     this.checkEpoch(scope.epoch);
     this.cookieRefused = false;
     const held = this.pairs.hold(pair, false);
-    const written = await this.store.set(pair, scope.fence);
-    if (written !== false) return held;
-    // The lock lapsed while this holder renewed (it stalled past the lease) and a later holder has written since:
-    // its pair is the one the others use. Ours stays valid, but one pair per account is the point of sharing.
-    const stored = await this.store.get();
-    return stored && !this.pairs.expired(stored) ? this.adopt(stored, scope.epoch) : held;
+    // When the lock lapsed while this holder renewed (it stalled past the lease) and a later holder has written
+    // since, that holder's pair is the one the others use. Ours stays valid for the requests that have it, but one
+    // pair per account is the point of sharing: the requests that follow carry the later one.
+    scope.session.write(pair, (later) => {
+      if (scope.epoch === this.epoch && !this.pairs.expired(later)) this.shared.heard(later);
+    });
+    return held;
   }
 
   private async discard(dead: TokenPair | undefined, stored: TokenPair | null, scope: Scope): Promise<void> {
     if (!dead) return;
     if (this.pairs.current?.pair.access === dead.access) this.pairs.drop();
-    if (stored?.access === dead.access) await this.store.clear(scope.fence);
-  }
-
-  private onStoreChange(pair: TokenPair | null): void {
-    if (pair === null) this.pairs.drop();
-    else if (pair.access !== this.pairs.current?.pair.access) this.pairs.hold(pair, true);
-  }
-
-  private async load(): Promise<void> {
-    const pair = await this.store.get();
-    if (pair && !this.pairs.current) this.pairs.hold(pair, true);
-    this.loaded = true;
+    if (stored?.access === dead.access) await scope.session.clear();
   }
 
   /** Counts and announces a failure the waiting requests (or, for the store, only the `failure` event) get. */

@@ -95,6 +95,21 @@ export interface TokenStoreLock {
   release(): void | Promise<void>;
 }
 
+/** What the plugin asks of a store's lock, besides the lock. */
+export interface TokenStoreLockRequest {
+  /**
+   * Aborts when the lock is no longer needed: another holder's newer pair arrived while this one waited. The store
+   * may stop trying and reject; the plugin releases a lock granted after it.
+   */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * How long one try at the lock may take (the plugin's `storeTimeoutMs`). A try that does not answer in time means
+   * the store stopped answering, not that the lock is busy: the store rejects at once, saying so, rather than
+   * waiting out its `lockTimeoutMs`.
+   */
+  readonly tryTimeoutMs?: number | undefined;
+}
+
 /**
  * Where the tokens live. Every method may be sync or async. `lock` and `subscribe` are optional: a store that
  * several holders share (tabs, processes, hosts) implements them so that the holders renew once between them.
@@ -111,9 +126,10 @@ export interface TokenStore {
   clear(fence?: number): void | boolean | Promise<void | boolean>;
   /**
    * Resolves once this holder may renew; the plugin re-reads the store under it before calling the service. A
-   * shared store gives up after a timeout of its own and rejects; the plugin then renews without the lock.
+   * shared store gives up after a timeout of its own and rejects; the plugin then renews without the lock. `request`
+   * says when to stop waiting and how long one try may take; a store may ignore it.
    */
-  lock?(): Promise<TokenStoreLock>;
+  lock?(request?: TokenStoreLockRequest): Promise<TokenStoreLock>;
   /** Calls `listener` when another holder writes or clears the pair. Returns an unsubscribe function. */
   subscribe?(listener: (pair: TokenPair | null) => void): () => void;
 }
@@ -223,12 +239,18 @@ export interface TokenAuthOptions {
    */
   expiryMarginMs?: number;
   /**
-   * Timeout of each login and token call, and of each store operation but the wait for its lock (past it, the
-   * operation counts as a `STORE_FAILED` and the plugin goes on with the tokens it holds). A `Retry-After` longer
-   * than this is not waited for.
+   * Timeout of each login and token call. A `Retry-After` longer than this is not waited for.
    * @default 15_000
    */
   tokenTimeoutMs?: number;
+  /**
+   * Timeout of each store operation and of each try at the store's lock (a lock that is merely busy is waited for,
+   * up to the store's `lockTimeoutMs`). Past it the operation counts as a `STORE_FAILED`, the renewal calls the store
+   * no more, and the plugin goes on with the tokens it holds: a store that stops answering delays a request by this
+   * much at most. Shorter than `tokenTimeoutMs`.
+   * @default the smaller of 5_000 and a third of `tokenTimeoutMs`
+   */
+  storeTimeoutMs?: number;
   /**
    * How many times a login or token call is retried after a network error, a 5xx or a 429 (never after a
    * timeout or a 4xx). All waiting requests share the attempts.
@@ -387,6 +409,18 @@ export interface TokenAuth {
   refresh(): Promise<void>;
   /** Drops the tokens from memory and the store; the next request logs in again. */
   logout(): Promise<void>;
+  /**
+   * Resolves once the pair of the last renewal is written to the store and its lock released. A renewal hands the
+   * new pair to the waiting requests as soon as the service answers and writes it after: await this before
+   * `process.exit()`, so that the next run finds the pair instead of logging in again. `login()`, `refresh()` and
+   * `setTokens()` resolve after the write already.
+   *
+   * @example
+   * await main();
+   * await auth.flush();
+   * process.exit(0);
+   */
+  flush(): Promise<void>;
   /** Listens to an event; returns the function that stops listening. */
   on<E extends keyof TokenAuthEvents>(event: E, listener: (payload: TokenAuthEvents[E]) => void): () => void;
   /** Counters since attach: a copy, for metrics and health checks. */

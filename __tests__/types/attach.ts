@@ -31,8 +31,9 @@ attachTokenAuth({ baseURL: 'https://api.example.com' }, { credentials });
 
 // What the handle offers, and nothing more: a method added or dropped is a change of the public API.
 expectTypeOf<keyof TokenAuth>().toEqualTypeOf<
-  'eject' | 'accessToken' | 'getTokens' | 'setTokens' | 'login' | 'refresh' | 'logout' | 'on' | 'stats'
+  'eject' | 'accessToken' | 'getTokens' | 'setTokens' | 'login' | 'refresh' | 'logout' | 'flush' | 'on' | 'stats'
 >();
+expectTypeOf<TokenAuth['flush']>().toEqualTypeOf<() => Promise<void>>();
 expectTypeOf<TokenAuth['setTokens']>().toEqualTypeOf<(tokens: ParsedTokens | TokenPair) => Promise<void>>();
 expectTypeOf<TokenAuth['accessToken']>().toEqualTypeOf<() => Promise<string>>();
 expectTypeOf<TokenAuth['eject']>().toEqualTypeOf<() => void>();

@@ -35,6 +35,7 @@ expectTypeOf<keyof TokenAuthOptions>().toEqualTypeOf<
   | 'accessTokenLifetimeMs'
   | 'expiryMarginMs'
   | 'tokenTimeoutMs'
+  | 'storeTimeoutMs'
   | 'tokenRetries'
   | 'tokenRetryDelayMs'
   | 'loginCooldownMs'

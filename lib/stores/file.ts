@@ -8,7 +8,7 @@ import { mkdirSync, watch } from 'node:fs';
 import type { FSWatcher, Stats } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
+import type { TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../types.js';
 import { parseRecord, recordToJson } from './record.js';
 import type { FencedPair } from './record.js';
 import { acquire, Announcer, checkStoreOptions, describe, keepAlive, LEASE_DEFAULTS, Wakeup } from './shared.js';
@@ -99,11 +99,12 @@ export class FileTokenStore implements TokenStore {
   }
 
   /** Waits for the lock file, at most `lockTimeoutMs`, and holds it, extending its lease, until `release()`. */
-  async lock(): Promise<TokenStoreLock> {
+  async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     const owner = randomUUID();
     await acquire(() => this.tryLock(owner), {
       ...this.options,
+      request,
       wakeup: this.wakeup,
       what: `The lock file ${this.lockPath}`,
       abandon: () => this.unlock(owner),
@@ -286,6 +287,8 @@ export class FileTokenStore implements TokenStore {
         if (name === basename(this.lockPath)) this.wakeup.wake();
         if (name === basename(this.path)) void this.onFileEvent();
       });
+      // Deno ignores `persistent: false`; unref() keeps the watch from holding a process open there too.
+      this.watcher.unref?.();
       // Watching only saves a 401 round trip; without it, the lock and the re-read under it keep things right.
       this.watcher.on('error', () => this.stopWatching());
     } catch {

@@ -5,7 +5,7 @@
  * @module axios-token-keeper/redis-store
  */
 import { randomUUID } from 'node:crypto';
-import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
+import type { TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../types.js';
 import { parseRecord, recordToJson } from './record.js';
 import {
   acquire,
@@ -65,6 +65,9 @@ const REDIS_DEFAULTS = { ...LEASE_DEFAULTS, keyTtlMs: 86_400_000 } satisfies Req
   Omit<RedisTokenStoreOptions, 'prefix' | 'subscriber'>
 >;
 
+/** How far apart the processes that heard one release try the lock: far more than a read of the pair takes. */
+const RELEASE_SPREAD_MS = 50;
+
 const REDIS_OPTIONS: OptionNames<RedisTokenStoreOptions> = {
   lockTtlMs: true,
   lockTimeoutMs: true,
@@ -91,7 +94,7 @@ end`;
 
 /**
  * Takes the lock (KEYS[3]) with a fence greater than any granted or written before; or tells how long the current
- * lease has left.
+ * lease has left, and what the pair is now (so that a waiter learns of a new pair without another command).
  */
 const LOCK = `${LATEST_FENCE}
 if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -99,7 +102,7 @@ if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
   return {1, fence}
 end
-return {0, redis.call('PTTL', KEYS[3])}`;
+return {0, redis.call('PTTL', KEYS[3]), redis.call('GET', KEYS[1])}`;
 
 /** Extends the lease, if the lock is still this holder's. */
 const EXTEND = `
@@ -152,6 +155,8 @@ export class RedisTokenStore implements TokenStore {
   private readonly announcer = new Announcer();
   private readonly wakeup = new Wakeup();
   private listening: Promise<unknown> | undefined;
+  /** The subscription is confirmed: releases wake the waiters, and polling is only the fallback. */
+  private heard = false;
   private closed = false;
 
   /**
@@ -209,17 +214,23 @@ export class RedisTokenStore implements TokenStore {
     return this.write('', null, fence);
   }
 
-  /** Waits for the lock, at most `lockTimeoutMs`, and holds it, extending its lease, until `release()`. */
-  async lock(): Promise<TokenStoreLock> {
+  /**
+   * Waits for the lock, at most `lockTimeoutMs`, and holds it, extending its lease, until `release()`. Each try
+   * that is refused also reads the pair, and announces it to the subscribers when it changed: a waiter whose
+   * `request.signal` then aborts stops waiting without the lock.
+   */
+  async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
     // Listening before the first try, so that the release is not missed; but never waiting on pub/sub for long.
     await within(this.listen(), Math.min(this.options.pollMs, this.options.lockTimeoutMs));
     const owner = randomUUID();
     const release = () => this.command(this.client.eval(RELEASE, 1, this.keys.lock, owner, this.channel));
     const fence = await acquire(() => this.tryLock(owner), {
       ...this.options,
+      request,
       wakeup: this.wakeup,
       what: `The Redis lock ${this.keys.lock}`,
       abandon: release,
+      hearsReleases: () => this.heard,
     });
     const extend = async () =>
       (await this.command(this.client.eval(EXTEND, 1, this.keys.lock, owner, this.options.lockTtlMs))) === 1;
@@ -244,17 +255,21 @@ export class RedisTokenStore implements TokenStore {
     this.closed = true;
     if (!this.subscriber || !this.listening) return;
     this.listening = undefined;
+    this.heard = false;
     this.subscriber.off('message', this.onMessage);
     await this.subscriber.unsubscribe(this.channel);
   }
 
   private async tryLock(owner: string): Promise<Attempt<number>> {
     const keys = [this.keys.pair, this.keys.fence, this.keys.lock];
-    const [granted, value] = (await this.command(
+    const [granted, value, record] = (await this.command(
       this.client.eval(LOCK, 3, ...keys, owner, this.options.lockTtlMs, this.options.keyTtlMs),
-    )) as [number, number];
+    )) as [number, number, string | null | undefined];
+    if (granted === 1) return { granted: value };
+    // Only a pair: a key found missing is an emptied Redis (a restart), not a logout, which publishes its own.
+    if (record) this.noticed(record);
     // PTTL is negative when the key went meanwhile: try again at once.
-    return granted === 1 ? { granted: value } : { retryInMs: Math.max(0, value) };
+    return { retryInMs: Math.max(0, value) };
   }
 
   private async write(record: string, pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
@@ -275,19 +290,28 @@ export class RedisTokenStore implements TokenStore {
     if (!subscriber || this.closed) return Promise.resolve();
     if (!this.listening) {
       subscriber.on('message', this.onMessage);
-      this.listening = subscriber.subscribe(this.channel).catch(() => {
-        // Pub/sub only saves waiting; without it, polling and the re-read under the lock keep things right.
-        subscriber.off('message', this.onMessage);
-        this.listening = undefined;
-      });
+      this.listening = subscriber.subscribe(this.channel).then(
+        () => {
+          this.heard = !this.closed;
+        },
+        () => {
+          // Pub/sub only saves waiting; without it, polling and the re-read under the lock keep things right.
+          subscriber.off('message', this.onMessage);
+          this.listening = undefined;
+        },
+      );
     }
     return this.listening;
   }
 
+  /**
+   * A release wakes this process's waiters, each at a moment of its own within 50 ms (or `pollMs`), so that the processes that
+   * heard it do not all try at once; a new pair is read and announced, which ends the waits it makes needless.
+   */
   private readonly onMessage = (channel: string, message: string): void => {
     if (channel !== this.channel) return;
-    this.wakeup.wake();
-    if (message === 'changed') void this.pickUp();
+    if (message === 'released') this.wakeup.wake(Math.min(this.options.pollMs, RELEASE_SPREAD_MS));
+    else if (message === 'changed') void this.pickUp();
   };
 
   /**
@@ -305,7 +329,15 @@ export class RedisTokenStore implements TokenStore {
 
   private async pickUp(): Promise<void> {
     try {
-      const text = (await this.command(this.client.get(this.keys.pair))) ?? '';
+      this.noticed((await this.command(this.client.get(this.keys.pair))) ?? '');
+    } catch {
+      // A failed read is the next one's business.
+    }
+  }
+
+  /** Announces the record read (or '' for none), when it changed. */
+  private noticed(text: string): void {
+    try {
       this.announcer.announce(text, text === '' ? null : parseRecord(text, this.where()).pair);
     } catch {
       // A record that is not ours is reported by get(), where the plugin can say so; a message cannot.

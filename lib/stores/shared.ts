@@ -1,6 +1,6 @@
 // What the stores that share the pair (file, Redis, browser) have in common: the lease options, the lock wait, the
 // lease, wake-ups, listeners and option checks. The record they keep is in record.ts.
-import type { TokenPair } from '../types.js';
+import type { TokenPair, TokenStoreLockRequest } from '../types.js';
 
 /** The options of a lock kept as a lease: every store that shares the pair between processes has them. */
 export interface LeaseOptions {
@@ -67,66 +67,111 @@ export class Announcer {
   }
 }
 
-/** Lets a waiter sleep until something changed (a pub/sub message, a file event) instead of a whole poll. */
+/** Lets a waiter sleep until something changed (a release heard through pub/sub, a file event) instead of a whole poll. */
 export class Wakeup {
   private readonly sleepers = new Set<() => void>();
 
-  wake(): void {
-    for (const sleeper of [...this.sleepers]) sleeper();
+  /**
+   * Wakes the sleepers; with `spreadMs`, each at a random moment within it, so that waiters that all heard of one
+   * release do not all try the lock at once.
+   */
+  wake(spreadMs = 0): void {
+    for (const sleeper of [...this.sleepers]) {
+      if (spreadMs > 0) setTimeout(sleeper, Math.random() * spreadMs);
+      else sleeper();
+    }
   }
 
-  /** Resolves after `ms`, or sooner on `wake()`. */
-  sleep(ms: number): Promise<void> {
+  /** Resolves after `ms`, or sooner on `wake()` or when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
         this.sleepers.delete(done);
+        signal?.removeEventListener('abort', done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       this.sleepers.add(done);
+      signal?.addEventListener('abort', done, { once: true });
     });
   }
 }
 
 /**
- * Tries `attempt` until it grants the lock or `lockTimeoutMs` has passed, however long one try takes (a server that
- * stopped answering). Between tries it sleeps for the poll interval (with jitter, so that processes do not try in
- * step), less when the lease ends sooner, and wakes early on `wakeup`. A lock granted to a try given up on is
- * handed to `abandon`, to be released.
+ * The name of the error of a lock try that got no answer: the store stopped answering, which the plugin tells from a
+ * busy lock (it calls such a store no more in the same renewal).
  */
-export async function acquire<T>(
-  attempt: () => Promise<Attempt<T>>,
-  timing: { lockTimeoutMs: number; pollMs: number; wakeup: Wakeup; what: string; abandon: (granted: T) => unknown },
-): Promise<T> {
-  const deadline = Date.now() + timing.lockTimeoutMs;
-  const timedOut = (): Error =>
-    new Error(`${timing.what} was still held by another process after ${timing.lockTimeoutMs} ms (\`lockTimeoutMs\`).`);
+export const UNANSWERED = 'TokenStoreUnansweredError';
+
+/** How {@link acquire} waits: the store's lease options, and what the plugin asked of this lock. */
+export interface AcquireTiming<T> {
+  lockTimeoutMs: number;
+  pollMs: number;
+  wakeup: Wakeup;
+  /** The lock, as messages name it: "The Redis lock {p}:lock". */
+  what: string;
+  /** Releases a lock granted to a try that was given up on. */
+  abandon: (granted: T) => unknown;
+  request?: TokenStoreLockRequest | undefined;
+  /**
+   * True while the store hears of releases (pub/sub): polling is then only the fallback for a lost message, and
+   * waits 20 × `pollMs` between tries.
+   */
+  hearsReleases?: () => boolean;
+}
+
+/**
+ * Tries `attempt` until it grants the lock or `lockTimeoutMs` has passed. Between tries it sleeps (with jitter, so
+ * that processes do not try in step; less when the lease ends sooner) and wakes early on `wakeup`. A try that does
+ * not answer within `request.tryTimeoutMs` is a store that stopped answering, not a busy lock: it rejects at once,
+ * saying so. Once `request.signal` aborts, it stops and rejects with the signal's reason. A lock granted to a try
+ * given up on is handed to `abandon`, to be released.
+ */
+export async function acquire<T>(attempt: () => Promise<Attempt<T>>, timing: AcquireTiming<T>): Promise<T> {
+  const { lockTimeoutMs, pollMs, request, what } = timing;
+  const signal = request?.signal;
+  const deadline = Date.now() + lockTimeoutMs;
   for (;;) {
+    signal?.throwIfAborted();
     const trying = attempt();
-    const tried = await within(trying, deadline - Date.now());
-    if (tried === undefined) {
+    const limit = Math.min(request?.tryTimeoutMs ?? Infinity, deadline - Date.now());
+    const tried = await within(trying, limit, signal);
+    if (tried === undefined || signal?.aborted) {
       trying.then((late) => 'granted' in late && timing.abandon(late.granted)).catch(() => undefined);
-      throw timedOut();
+      signal?.throwIfAborted();
+      const error = new Error(
+        `${what} got no answer to a try within ${Math.round(limit)} ms (` +
+          (limit < (request?.tryTimeoutMs ?? Infinity) ? '`lockTimeoutMs`' : "the plugin's `storeTimeoutMs`") +
+          '): the store stopped answering; the lock was not found busy.',
+      );
+      error.name = UNANSWERED;
+      throw error;
     }
     if ('granted' in tried) return tried.granted;
     const left = deadline - Date.now();
-    if (left <= 0) throw timedOut();
-    const poll = timing.pollMs * (0.5 + Math.random() / 2);
-    await timing.wakeup.sleep(Math.max(1, Math.min(poll, tried.retryInMs, left)));
+    if (left <= 0)
+      throw new Error(`${what} was still held by another process after ${lockTimeoutMs} ms (\`lockTimeoutMs\`).`);
+    const fallback = timing.hearsReleases?.() ? 20 * pollMs : pollMs;
+    const sleep = Math.min(fallback * (0.5 + Math.random() / 2), tried.retryInMs, left);
+    await timing.wakeup.sleep(Math.max(1, sleep), signal);
   }
 }
 
-/** `promise`'s value, or undefined once `ms` have passed. */
-export async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+/** `promise`'s value, or undefined once `ms` have passed or `signal` aborted. */
+export async function within<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Promise<T | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let stop: (() => void) | undefined;
   const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(0, ms));
+    stop = () => resolve(undefined);
+    if (ms !== Infinity) timer = setTimeout(stop, Math.max(0, ms));
+    signal?.addEventListener('abort', stop, { once: true });
   });
   try {
     return await Promise.race([promise, late]);
   } finally {
     clearTimeout(timer);
+    if (stop) signal?.removeEventListener('abort', stop);
   }
 }
 
