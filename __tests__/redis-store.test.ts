@@ -336,6 +336,97 @@ describe('RedisTokenStore: when Redis fails', () => {
     ]);
   });
 
+  it('delays no request beyond `tokenTimeoutMs` when Redis stops answering as a renewal falls due, and fails none', async () => {
+    const service = await emulator();
+    // Three holders sharing one Redis, as three processes would, on ioredis' default client settings; the lock's own
+    // wait is the default two minutes, which a silent Redis must not cost.
+    const holders = [1, 2, 3].map(() => {
+      const api = axios.create({ baseURL: service.url });
+      const auth = attachTokenAuth(api, {
+        credentials: { username: E2E_USER, password: E2E_PASSWORD },
+        store: store({ pubsub: true }),
+        tokenTimeoutMs: 3_000,
+      });
+      undo.push(() => auth.eject());
+      return { api, auth };
+    });
+    const failures: string[] = [];
+    for (const { auth } of holders) auth.on('failure', (event) => failures.push(event.error.message));
+    for (const { api } of holders) await api.get('/warm');
+    expect(service.counters.logins).toBe(1);
+
+    service.expireAccessTokens();
+    server.pause();
+    let latencies: number[];
+    let results: PromiseSettledResult<unknown>[];
+    try {
+      latencies = [];
+      results = await burst(80, async (i) => {
+        const started = Date.now();
+        const response = await holders[i % 3]!.api.get(`/orders/${i}`);
+        latencies.push(Date.now() - started);
+        return response;
+      });
+    } finally {
+      server.resume();
+    }
+
+    expect(fulfilled(results)).toBe(80);
+    expect(Math.max(...latencies)).toBeLessThan(3_000);
+    // Each holder asked the lock once, heard nothing within `storeTimeoutMs` (a third of `tokenTimeoutMs`), said
+    // so, and renewed without the store: one refresh; the two holders that sent the refresh token it had just spent
+    // were refused and logged in. That is what a silent store costs.
+    expect(
+      failures.filter((message) => /got no answer to a try within 1000 ms .*not found busy/.test(message)),
+    ).toHaveLength(3);
+    expect(failures.filter((message) => message.includes('still held by another process'))).toEqual([]);
+    expect(service.counters).toMatchObject({ logins: 3, refreshes: 1, rejected: 2 });
+    // The tries Redis answered after its pause granted locks nobody waited for any more: they were released.
+    await Promise.all(holders.map(({ auth }) => auth.flush()));
+    await until(async () => (await redis.exists(key('lock'))) === 0, 5_000);
+  });
+
+  it('ends a wait for the lock without taking it when another holder stores a newer pair (pub/sub, or the read of a refused try)', async () => {
+    for (const pubsub of [true, false]) {
+      await redis.del(key('pair'), key('fence'));
+      const service = await emulator();
+      const api = axios.create({ baseURL: service.url });
+      // Without pub/sub, the read that comes with each refused try ends the wait; with it, the message does, before
+      // any poll (a minute apart here).
+      const auth = attachTokenAuth(api, {
+        credentials: { username: E2E_USER, password: E2E_PASSWORD },
+        store: store({ pubsub, pollMs: pubsub ? 60_000 : 50, lockTtlMs: 60_000 }),
+      });
+      undo.push(() => auth.eject());
+      const failed: string[] = [];
+      auth.on('failure', (event) => failed.push(event.error.message));
+      await api.get('/warm');
+      // Another process holds the lock, renews, and stores its pair.
+      await redis.set(key('lock'), 'another-process', 'PX', 60_000);
+      service.expireAccessTokens();
+      const other = attachTokenAuth(axios.create({ baseURL: service.url }), {
+        credentials: { username: E2E_USER, password: E2E_PASSWORD },
+      });
+      undo.push(() => other.eject());
+
+      const pending = api.get('/orders');
+      await until(() => service.counters.unauthorized === 1);
+      await sleep(100);
+      await other.login();
+      await store().set((await other.getTokens())!);
+      const started = Date.now();
+      const response = await pending;
+
+      expect(response.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(await redis.get(key('lock'))).toBe('another-process');
+      expect(service.counters).toMatchObject({ logins: 2, refreshes: 0 });
+      expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 0, failures: 0 });
+      expect(failed).toEqual([]);
+      await redis.del(key('lock'));
+    }
+  });
+
   it('reports a Redis error without the command ioredis attaches to it, which carries the tokens written', async () => {
     const service = await emulator();
     const api = axios.create({ baseURL: service.url });
