@@ -30,7 +30,11 @@ if (cluster.isPrimary) {
     Array.from({ length: 25 }, (_, page) => api.get('/allocation/api/v1/tracking/order-list', { params: { page } })),
   )
     .then((pages) => console.log(`worker ${process.pid}: ${pages.length} pages`, auth.stats()))
-    .finally(() => auth.eject())
+    // The pair goes to the file after the requests that waited for it: written before the worker exits.
+    .finally(async () => {
+      await auth.flush();
+      auth.eject();
+    })
     .then(
       () => process.exit(0),
       (error: unknown) => {

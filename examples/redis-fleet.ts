@@ -26,6 +26,8 @@ async function main(): Promise<void> {
     );
     console.log(`replica ${process.pid}: ${pages.length} pages`, auth.stats());
   } finally {
+    // The pair goes to Redis after the requests that waited for it: written before the connections close.
+    await auth.flush();
     auth.eject();
     await store.close();
     redis.disconnect();
