@@ -283,12 +283,16 @@ export class FileTokenStore implements TokenStore {
     try {
       mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
       // The directory, not the file: a rename replaces the file, and a watch on the old one would go quiet.
-      this.watcher = watch(dirname(this.path), { persistent: false }, (_event, name) => {
+      const watcher = watch(dirname(this.path), { persistent: false }, (_event, name) => {
+        // Deno ignores `persistent: false`, and its unref() lets go only of the wait in progress: after each event
+        // the watch waits again, holding the process, until unref() is called anew. That wait starts when this
+        // listener returns, hence the microtask. On Node and Bun, unref() again changes nothing.
+        queueMicrotask(() => watcher.unref?.());
         if (name === basename(this.lockPath)) this.wakeup.wake();
         if (name === basename(this.path)) void this.onFileEvent();
       });
-      // Deno ignores `persistent: false`; unref() keeps the watch from holding a process open there too.
-      this.watcher.unref?.();
+      watcher.unref?.();
+      this.watcher = watcher;
       // Watching only saves a 401 round trip; without it, the lock and the re-read under it keep things right.
       this.watcher.on('error', () => this.stopWatching());
     } catch {
