@@ -272,8 +272,8 @@ describe.each(RUNTIMES)('$kind $version', ({ name, kind, version }) => {
     SCENARIOS[scenario]!.check(outcome, services.get(scenario)!);
   });
 
-  // Ending by itself includes the file store's watch, which must not hold the process open (on Deno it takes
-  // `unref()`: Deno ignores `persistent: false`).
+  // Ending by itself includes the file store's watch, which must not hold the process open (Deno ignores
+  // `persistent: false`, and its `unref()` lasts until the next event: the store unrefs the watch after each).
   it.each(Object.keys(FIXTURE_OUTPUTS))(
     'runs the consumer fixture %s, which ends by itself',
     async (file) => {
