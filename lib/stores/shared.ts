@@ -70,20 +70,34 @@ export class Announcer {
 /** Lets a waiter sleep until something changed (a release heard through pub/sub, a file event) instead of a whole poll. */
 export class Wakeup {
   private readonly sleepers = new Set<() => void>();
+  /** Counts the wakes, so that a waiter hears of one that came while it was trying rather than sleeping. */
+  private wakes = 0;
+  private lastSpreadMs = 0;
+
+  /** Wakes so far: pass it to `sleep()` to have a wake that comes before the sleep count. */
+  get count(): number {
+    return this.wakes;
+  }
 
   /**
    * Wakes the sleepers; with `spreadMs`, each at a random moment within it, so that waiters that all heard of one
    * release do not all try the lock at once.
    */
   wake(spreadMs = 0): void {
+    this.wakes += 1;
+    this.lastSpreadMs = spreadMs;
     for (const sleeper of [...this.sleepers]) {
       if (spreadMs > 0) setTimeout(sleeper, Math.random() * spreadMs);
       else sleeper();
     }
   }
 
-  /** Resolves after `ms`, or sooner on `wake()` or when `signal` aborts. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves after `ms`, or sooner on `wake()` or when `signal` aborts. A wake since `count` was `since` (it came
+   * while the waiter was trying) ends the sleep at once, or within the wake's spread.
+   */
+  sleep(ms: number, signal?: AbortSignal, since = this.wakes): Promise<void> {
+    const wait = since === this.wakes ? ms : Math.min(ms, Math.random() * this.lastSpreadMs);
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -91,7 +105,7 @@ export class Wakeup {
         signal?.removeEventListener('abort', done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = setTimeout(done, wait);
       this.sleepers.add(done);
       signal?.addEventListener('abort', done, { once: true });
     });
@@ -134,6 +148,7 @@ export async function acquire<T>(attempt: () => Promise<Attempt<T>>, timing: Acq
   const deadline = Date.now() + lockTimeoutMs;
   for (;;) {
     signal?.throwIfAborted();
+    const wakes = timing.wakeup.count;
     const trying = attempt();
     const limit = Math.min(request?.tryTimeoutMs ?? Infinity, deadline - Date.now());
     const tried = await within(trying, limit, signal);
@@ -154,7 +169,7 @@ export async function acquire<T>(attempt: () => Promise<Attempt<T>>, timing: Acq
       throw new Error(`${what} was still held by another process after ${lockTimeoutMs} ms (\`lockTimeoutMs\`).`);
     const fallback = timing.hearsReleases?.() ? 20 * pollMs : pollMs;
     const sleep = Math.min(fallback * (0.5 + Math.random() / 2), tried.retryInMs, left);
-    await timing.wakeup.sleep(Math.max(1, sleep), signal);
+    await timing.wakeup.sleep(Math.max(1, sleep), signal, wakes);
   }
 }
 
