@@ -18,8 +18,8 @@ export interface LeaseOptions {
    */
   lockTimeoutMs?: number;
   /**
-   * How often a waiting process tries the lock again; where the store hears of a release (pub/sub), this is the
-   * fallback in case a message is lost.
+   * How often a waiting process tries the lock again. Where the store hears of releases (Redis with a `subscriber`),
+   * a release wakes the waiters, and they try again every 20 × `pollMs` only in case a message is lost.
    * @default 50
    */
   pollMs?: number;
