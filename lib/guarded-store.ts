@@ -143,10 +143,6 @@ export class StoreSession {
     this.failed = !answered;
   }
 
-  get fence(): number | undefined {
-    return this.lock.fence;
-  }
-
   async get(): Promise<TokenPair | null> {
     return fromStore(await this.call((store) => store.get()));
   }

@@ -3,8 +3,7 @@ import { abortable, succeeds, throwIfCanceled } from './abort.js';
 import { credentialsFor } from './credentials.js';
 import { hasCode, TokenAuthError } from './errors.js';
 import type { Emitter } from './events.js';
-import { GuardedStore } from './guarded-store.js';
-import type { StoreSession } from './guarded-store.js';
+import { GuardedStore, StoreSession } from './guarded-store.js';
 import { SharedPair } from './shared-pair.js';
 import { HeldPair } from './held-pair.js';
 import type { Held } from './held-pair.js';
@@ -269,7 +268,7 @@ export class TokenKeeper {
   ): Promise<Held> {
     const session = await this.shared.session(mode === 'auto' ? { pair: refused } : undefined);
     // Another holder's pair arrived while this one waited for the lock.
-    if (!session) return this.adopt(this.pairs.current!.pair, epoch);
+    if (!(session instanceof StoreSession)) return this.adopt(session.pair, epoch);
     const scope: Scope = { epoch, session, credentials };
     try {
       const stored = await session.get();

@@ -39,12 +39,12 @@ export class SharedPair {
 
   /**
    * The store, under its lock, for a renewal. For a renewal of the client rule (`refused` given: the pair it found
-   * refused or expired, if any), null when, while it waited for the lock, another holder's pair arrived that is
-   * neither that one nor expired: that pair, held now, is the renewal's outcome, and nobody is called.
+   * refused or expired, if any), the pair held now instead when, while it waited for the lock, another holder's pair
+   * arrived that is neither that one nor expired: that pair is the renewal's outcome, and nobody is called.
    */
   session(): Promise<StoreSession>;
-  session(refused: { pair: TokenPair | undefined } | undefined): Promise<StoreSession | null>;
-  async session(refused?: { pair: TokenPair | undefined }): Promise<StoreSession | null> {
+  session(refused: { pair: TokenPair | undefined } | undefined): Promise<StoreSession | Held>;
+  async session(refused?: { pair: TokenPair | undefined }): Promise<StoreSession | Held> {
     if (!refused) return this.store.session();
     const waiting = new AbortController();
     this.arrival = (held) => {
@@ -60,7 +60,7 @@ export class SharedPair {
     }
     // The pair that ended the wait may have gone since (a logout elsewhere): then wait for the lock after all.
     const current = this.pairs.current;
-    return current && !this.pairs.expired(current) ? null : this.store.session();
+    return current && !this.pairs.expired(current) ? current : this.store.session();
   }
 
   /** A renewal's requests have their pair: its writes and the release go on without them. */
