@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import Redis from 'ioredis';
 
 /** A real redis-server on 127.0.0.1 at a free port, with no persistence, that whoever started it (a test, a benchmark) stops. */
 export interface RedisServer {
@@ -10,6 +11,13 @@ export interface RedisServer {
   /** Stops the server answering (SIGSTOP), as a paused VM or a partition without resets would; `resume` undoes it. */
   pause(): void;
   resume(): void;
+  /**
+   * Ends the server at once (SIGKILL), as a crash or an OOM kill would: its connections are reset and what it held is
+   * gone. Resolves once the process has ended; `restart` starts it again.
+   */
+  kill(): Promise<void>;
+  /** Starts redis-server again on the same port, empty (as a restart without persistence is); kills it first if needed. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -40,7 +48,8 @@ function withoutStack(error: Error): Error {
   return error;
 }
 
-async function freePort(): Promise<number> {
+/** A port nothing listens on now, on 127.0.0.1 (it may be taken before it is used: callers try again). */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -48,35 +57,55 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** What every server of ours runs with: loopback only, nothing written to disk. */
+const EPHEMERAL = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+
+/**
+ * Spawns redis-server with `args` and resolves once it accepts connections; rejects (the process ended) when it did
+ * not start, with its output.
+ */
+export async function launchRedisServer(args: readonly string[]): Promise<ChildProcess> {
+  const child = spawn(REDIS_SERVER, [...args, ...EPHEMERAL], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    await ready(child);
+    return child;
+  } catch (error) {
+    await stopProcess(child, 'SIGKILL');
+    throw error;
+  }
+}
+
 export async function startRedisServer(): Promise<RedisServer> {
   requireRedisServer();
   // The port may be taken between the probe and redis-server's bind: try a few.
   for (let attempt = 1; ; attempt += 1) {
     const port = await freePort();
-    const child = spawn(
-      REDIS_SERVER,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
     try {
-      await ready(child);
-      return {
-        port,
-        url: `redis://127.0.0.1:${port}`,
-        pause: () => void child.kill('SIGSTOP'),
-        resume: () => void child.kill('SIGCONT'),
-        stop: () => {
-          child.kill('SIGCONT');
-          return stop(child);
-        },
-      };
+      return serverOn(port, await launchRedisServer(['--port', String(port)]));
     } catch (error) {
-      await stop(child);
       if (attempt === 3) throw error;
     }
   }
+}
+
+function serverOn(port: number, first: ChildProcess): RedisServer {
+  let child = first;
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
+    kill: () => stopProcess(child, 'SIGKILL'),
+    async restart() {
+      await stopProcess(child, 'SIGKILL');
+      // The port is ours again at once (redis-server binds with SO_REUSEADDR), unless someone took it meanwhile.
+      child = await launchRedisServer(['--port', String(port)]);
+    },
+    stop: () => {
+      child.kill('SIGCONT');
+      return stopProcess(child);
+    },
+  };
 }
 
 function ready(child: ChildProcess): Promise<void> {
@@ -100,10 +129,74 @@ function ready(child: ChildProcess): Promise<void> {
   });
 }
 
-function stop(child: ChildProcess): Promise<void> {
+/** Signals the process (SIGTERM unless told) and resolves once it has ended; at once if it already had. */
+export function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
-    child.kill('SIGTERM');
+    child.kill(signal);
   });
+}
+
+/** Runs `command` on a connection of its own to the server at `port` (no retries: it is there or it fails), closed after. */
+export async function withConnection<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  try {
+    await client.connect();
+    return await command(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** How many subscriptions the server at `port` counts on the channels that match `pattern` (`PUBSUB NUMSUB`). */
+export function subscriptions(port: number, pattern: string): Promise<number> {
+  return withConnection(port, async (client) => {
+    const channels = (await client.call('PUBSUB', 'CHANNELS', pattern)) as string[];
+    if (channels.length === 0) return 0;
+    const counts = (await client.call('PUBSUB', 'NUMSUB', ...channels)) as Array<string | number>;
+    return counts.filter((_, index) => index % 2 === 1).reduce<number>((sum, count) => sum + Number(count), 0);
+  });
+}
+
+/**
+ * How many times each command has run on the server at `port` since it started, from `INFO commandstats`: commands
+ * run inside a script count too (an EVAL that sets and publishes counts 3), and so does every earlier reading's own
+ * `info`.
+ */
+export function commandStats(port: number): Promise<Map<string, number>> {
+  return withConnection(port, async (client) => {
+    const text = await client.info('commandstats');
+    const counts = new Map<string, number>();
+    for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) counts.set(match[1]!, Number(match[2]));
+    return counts;
+  });
+}
+
+/**
+ * Runs `during` and counts the commands the servers at `ports` ran meanwhile (as {@link commandStats} counts them),
+ * less the `info` of the reading taken before it: in all, and by command.
+ */
+export async function countCommands<T>(
+  ports: readonly number[],
+  during: () => Promise<T>,
+): Promise<{ result: T; commands: number; byCommand: Map<string, number> }> {
+  const before = await Promise.all(ports.map(commandStats));
+  const result = await during();
+  const after = await Promise.all(ports.map(commandStats));
+  const byCommand = new Map<string, number>();
+  after.forEach((counts, index) => {
+    for (const [name, calls] of counts) {
+      const delta = calls - (before[index]!.get(name) ?? 0) - (name === 'info' ? 1 : 0);
+      if (delta > 0) byCommand.set(name, (byCommand.get(name) ?? 0) + delta);
+    }
+  });
+  const commands = [...byCommand.values()].reduce((sum, calls) => sum + calls, 0);
+  return { result, commands, byCommand };
 }
