@@ -7,18 +7,23 @@
  */
 import { performance } from 'node:perf_hooks';
 import axios from 'axios';
-import Redis from 'ioredis';
+import Redis, { Cluster } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
-import type { TokenAuthStats, TokenStore, TokenStoreLock } from '../lib/index.js';
+import type { TokenAuthStats, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../lib/index.js';
 import { FileTokenStore } from '../lib/stores/file.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
+import type { RedisSubscriberLike } from '../lib/stores/redis.js';
 import { E2E_PASSWORD, E2E_USER } from './account.js';
 import { maskSecrets } from './fleet.js';
-import type { FleetEvent, ParentMessage, WorkerConfig, WorkerMessage } from './fleet.js';
+import type { FleetEvent, ParentMessage, RedisClientSettings, WorkerConfig, WorkerMessage } from './fleet.js';
 
 const CONFIG_VARIABLE = 'FLEET_WORKER_CONFIG';
 
-const mask = (text: string): string => maskSecrets(text, [E2E_PASSWORD]);
+/** The passwords to mask: the default account's, and this worker's own once its config is read. */
+const passwords = [E2E_PASSWORD];
+
+const mask = (text: string): string => maskSecrets(text, passwords);
 
 /** What a failed request says: the plugin's code or axios's, the HTTP status, the message; never the config. */
 function describeError(error: unknown): string {
@@ -61,13 +66,15 @@ function reporting(store: TokenStore): TokenStore {
   };
   if (store.subscribe) wrapped.subscribe = (listener) => store.subscribe!(listener);
   if (store.lock) {
-    wrapped.lock = async (): Promise<TokenStoreLock> => {
+    wrapped.lock = async (request?: TokenStoreLockRequest): Promise<TokenStoreLock> => {
       record({ name: 'lock-requested', at: Date.now() });
       let lock: TokenStoreLock;
       try {
-        lock = await store.lock!();
+        lock = await store.lock!(request);
       } catch (error) {
-        record({ name: 'lock-failed', at: Date.now(), message: describeError(error) });
+        // The plugin stopped waiting (a newer pair arrived): no failure of the store's.
+        if (request?.signal?.aborted) record({ name: 'lock-abandoned', at: Date.now() });
+        else record({ name: 'lock-failed', at: Date.now(), message: describeError(error) });
         throw error;
       }
       record({ name: 'lock-acquired', at: Date.now(), ...(lock.fence !== undefined && { fence: lock.fence }) });
@@ -83,11 +90,65 @@ function reporting(store: TokenStore): TokenStore {
   return wrapped;
 }
 
+/** Tries at the lock since the last reply, as the LOCK script answered them. */
+const lockTries = { grants: 0, refused: 0 };
+
+/**
+ * Counts the store's tries at the lock, by wrapping the client's `eval`: a call of the LOCK script (the one that
+ * takes `KEYS[3]` with `SET … NX`) answers `[1, fence]` when granted and `[0, …]` when another process holds it.
+ */
+function countLockTries(client: Redis | Cluster): void {
+  const evaluate = client.eval.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  const counting = async (...args: unknown[]): Promise<unknown> => {
+    const reply = await evaluate(...args);
+    if (typeof args[0] === 'string' && args[0].includes("'SET', KEYS[3]") && Array.isArray(reply)) {
+      if (reply[0] === 1) lockTries.grants += 1;
+      else lockTries.refused += 1;
+    }
+    return reply;
+  };
+  Object.assign(client, { eval: counting });
+}
+
+/**
+ * The subscriber as the store sees it, with its SUBSCRIBE kept: once that is answered, this process hears every pair
+ * written from then on (on a cluster too, where a PING would go to another node than the subscription's).
+ */
+function confirming(subscriber: Redis | Cluster): { subscriber: RedisSubscriberLike; subscribed: Promise<unknown>[] } {
+  const subscribed: Promise<unknown>[] = [];
+  return {
+    subscribed,
+    subscriber: {
+      subscribe: (channel) => {
+        const reply = subscriber.subscribe(channel);
+        subscribed.push(reply.catch(() => undefined));
+        return reply;
+      },
+      unsubscribe: (channel) => subscriber.unsubscribe(channel),
+      on: (event, listener) => subscriber.on(event, listener),
+      off: (event, listener) => subscriber.off(event, listener),
+    },
+  };
+}
+
+/** The worker's ioredis options: `lazyConnect`, one retry of a command across a reconnect, and the test's. */
+function redisOptions(settings: RedisClientSettings = {}): RedisOptions {
+  const { maxReconnectDelayMs, ...rest } = settings;
+  return {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    ...rest,
+    ...(maxReconnectDelayMs !== undefined && { retryStrategy: (times) => Math.min(times * 50, maxReconnectDelayMs) }),
+  };
+}
+
 async function main(): Promise<void> {
   const config = readConfig();
+  const account = config.account ?? { username: E2E_USER, password: E2E_PASSWORD };
+  passwords.push(account.password);
   const closers: Array<() => Promise<unknown>> = [];
   let store: FileTokenStore | RedisTokenStore;
-  let subscriber: Redis | undefined;
+  let subscription: ReturnType<typeof confirming> | undefined;
   const timings = config.lock ?? {};
   if (config.store.kind === 'file') {
     store = new FileTokenStore(config.store.path, {
@@ -95,20 +156,32 @@ async function main(): Promise<void> {
       ...(config.store.watch !== undefined && { watch: config.store.watch }),
     });
   } else {
-    // No retries of commands across a reconnect: a test wants to see a store failure, not a hidden delay.
-    const redis = new Redis(config.store.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    await redis.connect();
-    closers.push(() => redis.quit());
-    if (config.store.pubsub) {
-      const connection = redis.duplicate({ lazyConnect: true });
+    let client: Redis | Cluster;
+    let subscriber: Redis | Cluster | undefined;
+    if (config.store.kind === 'redis') {
+      // No retries of commands across a reconnect: a test wants to see a store failure, not a hidden delay.
+      const redis = new Redis(config.store.url, redisOptions(config.store.client));
+      await redis.connect();
+      client = redis;
+      if (config.store.pubsub) subscriber = redis.duplicate();
+    } else {
+      const cluster = new Cluster([...config.store.nodes], { lazyConnect: true, ...config.store.client });
+      await cluster.connect();
+      client = cluster;
+      if (config.store.pubsub) subscriber = cluster.duplicate();
+    }
+    closers.push(() => client.quit());
+    countLockTries(client);
+    if (subscriber) {
+      const connection = subscriber;
       await connection.connect();
       closers.push(() => connection.quit());
-      subscriber = connection;
+      subscription = confirming(connection);
     }
-    const redisStore = new RedisTokenStore(redis, {
+    const redisStore = new RedisTokenStore(client, {
       prefix: config.store.prefix,
       ...timings,
-      ...(subscriber && { subscriber }),
+      ...(subscription && { subscriber: subscription.subscriber }),
     });
     // Closed before the connections: it unsubscribes on the subscriber.
     closers.unshift(() => redisStore.close());
@@ -117,7 +190,7 @@ async function main(): Promise<void> {
 
   const api = axios.create({ baseURL: config.emulatorUrl });
   const auth = attachTokenAuth(api, {
-    credentials: { username: E2E_USER, password: E2E_PASSWORD },
+    credentials: { username: account.username, password: account.password },
     store: reporting(store),
     tokenRetryDelayMs: config.tokenRetryDelayMs ?? 5,
     ...(config.tokenTimeoutMs !== undefined && { tokenTimeoutMs: config.tokenTimeoutMs }),
@@ -129,20 +202,22 @@ async function main(): Promise<void> {
     record({ name: 'failure', at: Date.now(), operation, code, message: describeError(error) }),
   );
 
-  // The store subscribed when the plugin attached; a PING on the same connection is answered after that SUBSCRIBE,
-  // so once it is, this process hears every pair written from now on.
-  await subscriber?.ping();
+  // The store subscribed when the plugin attached: ready once Redis has answered that SUBSCRIBE.
+  await Promise.all(subscription?.subscribed ?? []);
 
   const burst = async (id: number, n: number, path: string): Promise<void> => {
     const before = auth.stats().replays;
     const startedAt = Date.now();
     const latenciesMs: number[] = new Array<number>(n).fill(0);
     const errors: string[] = [];
+    const users: Record<string, number> = {};
     const outcomes = await Promise.all(
       Array.from({ length: n }, async (_, i) => {
         const started = performance.now();
         try {
-          await api.get(`${path}/${i}`);
+          const { data } = await api.get<{ user?: unknown }>(`${path}/${i}`);
+          const user = String(data?.user);
+          users[user] = (users[user] ?? 0) + 1;
           return true;
         } catch (error) {
           errors.push(describeError(error));
@@ -156,12 +231,19 @@ async function main(): Promise<void> {
     const stats: TokenAuthStats = auth.stats();
     const events = pending;
     pending = [];
+    const { grants, refused } = lockTries;
+    lockTries.grants = 0;
+    lockTries.refused = 0;
     send({
       type: 'burst-done',
       id,
       ok,
       failed: n - ok,
       latenciesMs,
+      slowestMs: Math.max(0, ...latenciesMs),
+      users,
+      lockGrants: grants,
+      lockRefused: refused,
       replays: stats.replays - before,
       stats,
       errors,
@@ -175,6 +257,8 @@ async function main(): Promise<void> {
   const exit = async (): Promise<void> => {
     if (closing) return;
     closing = true;
+    // The last renewal's pair goes to the store after its requests have left: written before the process goes.
+    await auth.flush();
     auth.eject();
     for (const close of closers) await close().catch(() => undefined);
     process.disconnect?.();

@@ -14,12 +14,49 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { RenewalReason, TokenAuthErrorCode, TokenAuthStats } from '../lib/index.js';
 import { E2E_PASSWORD } from './account.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // What travels between parent and worker
 // ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * ioredis options for a worker's client that survive the trip to it as JSON (no functions): the ones that decide how
+ * a store call fares while Redis is down or failing over.
+ */
+export interface RedisClientSettings extends Pick<
+  RedisOptions,
+  | 'maxRetriesPerRequest'
+  | 'enableOfflineQueue'
+  | 'commandTimeout'
+  | 'connectTimeout'
+  | 'autoResendUnfulfilledCommands'
+  | 'enableReadyCheck'
+> {
+  /**
+   * The longest wait between reconnects: a `retryStrategy` of `times * 50` ms up to this, ioredis' own with another
+   * cap than its 2 s.
+   * @default 2_000, ioredis' own strategy
+   */
+  maxReconnectDelayMs?: number;
+}
+
+/** ioredis `Cluster` options, as JSON; `redisOptions` are those of its connection to each node. */
+export interface RedisClusterSettings extends Pick<
+  ClusterOptions,
+  | 'enableOfflineQueue'
+  | 'maxRedirections'
+  | 'retryDelayOnFailover'
+  | 'retryDelayOnClusterDown'
+  | 'retryDelayOnTryAgain'
+  | 'retryDelayOnMoved'
+  | 'slotsRefreshTimeout'
+  | 'slotsRefreshInterval'
+> {
+  redisOptions?: Omit<RedisClientSettings, 'maxReconnectDelayMs' | 'enableOfflineQueue'>;
+}
 
 /** The shared store every worker of a fleet opens. */
 export type FleetStoreConfig =
@@ -38,7 +75,27 @@ export type FleetStoreConfig =
       prefix: string;
       /** Give the store a second connection, `redis.duplicate()`, for pub/sub. */
       pubsub: boolean;
+      /** Over the worker's own: `lazyConnect` and `maxRetriesPerRequest: 1` (a store failure, not a hidden delay). */
+      client?: RedisClientSettings;
+    }
+  | {
+      kind: 'redis-cluster';
+      /** Startup nodes of `new Redis.Cluster(nodes)`. */
+      nodes: ReadonlyArray<{ host: string; port: number }>;
+      /** RedisTokenStore's `prefix`: the account's keys, in one slot. */
+      prefix: string;
+      /** Give the store a second connection, `cluster.duplicate()`, for pub/sub. */
+      pubsub: boolean;
+      /** @default ioredis' own (the worker adds only `lazyConnect`) */
+      client?: RedisClusterSettings;
     };
+
+/** Who a worker logs in as. @default harness/account.ts' E2E_USER */
+export interface FleetAccount {
+  username: string;
+  /** Masked in everything the worker reports. */
+  password: string;
+}
 
 /** The lease options of the store; the store's defaults where left out. */
 export interface FleetLockTimings {
@@ -51,6 +108,7 @@ export interface FleetLockTimings {
 export interface WorkerConfig {
   emulatorUrl: string;
   store: FleetStoreConfig;
+  account?: FleetAccount;
   lock?: FleetLockTimings;
   /** The plugin's `tokenRetryDelayMs`. @default 5 */
   tokenRetryDelayMs?: number;
@@ -71,7 +129,9 @@ export type FleetEvent =
   | { name: 'lock-acquired'; at: number; fence?: number }
   | { name: 'lock-released'; at: number }
   /** `lock()` rejected (its `lockTimeoutMs` passed, or the store failed): the plugin renews without the lock. */
-  | { name: 'lock-failed'; at: number; message: string };
+  | { name: 'lock-failed'; at: number; message: string }
+  /** The plugin gave up waiting for the lock (its request's signal aborted: another holder's newer pair arrived). */
+  | { name: 'lock-abandoned'; at: number };
 
 /** A worker's answer to a burst. */
 export interface BurstReply {
@@ -82,6 +142,16 @@ export interface BurstReply {
   failed: number;
   /** One per request, in firing order, failures included. */
   latenciesMs: number[];
+  /** The longest of them: the request that waited most. */
+  slowestMs: number;
+  /** Answers by the user the emulator served them as (its echo's `user`): whose token went out. */
+  users: Record<string, number>;
+  /**
+   * Tries at the Redis lock since the worker's previous reply (its LOCK script's answers): granted, and refused
+   * because another process held it. 0 for a file store.
+   */
+  lockGrants: number;
+  lockRefused: number;
   /** Replays during this burst. */
   replays: number;
   /** The plugin's counters since attach. */
@@ -130,6 +200,7 @@ export interface FleetOptions {
   count: number;
   emulatorUrl: string;
   store: FleetStoreConfig;
+  account?: FleetAccount;
   lock?: FleetLockTimings;
   /** @default 5 */
   tokenRetryDelayMs?: number;
@@ -182,6 +253,8 @@ export class FleetWorker {
   /** How this harness ended it, if it did. */
   private ending: 'killed' | 'stopped' | undefined;
   private output = '';
+  /** What `log` masks besides secret-shaped text: the passwords this worker knows. */
+  private readonly passwords: readonly string[];
   private nextId = 1;
   private readonly waiting = new Map<
     number,
@@ -195,6 +268,7 @@ export class FleetWorker {
     readonly index: number,
     config: WorkerConfig,
   ) {
+    this.passwords = [E2E_PASSWORD, ...(config.account ? [config.account.password] : [])];
     this.process = spawn(process.execPath, ['--import', 'tsx', WORKER_FILE], {
       cwd: ROOT,
       env: { ...process.env, FLEET_WORKER_CONFIG: JSON.stringify(config) },
@@ -237,7 +311,7 @@ export class FleetWorker {
 
   /** The tail of its stdout and stderr, masked. */
   get log(): string {
-    return maskSecrets(this.output);
+    return maskSecrets(this.output, this.passwords);
   }
 
   /** Resolves once the worker has attached the plugin and opened the store. */
@@ -364,6 +438,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const config: WorkerConfig = {
     emulatorUrl: options.emulatorUrl,
     store: options.store,
+    ...(options.account && { account: options.account }),
     ...(options.lock && { lock: options.lock }),
     tokenRetryDelayMs: options.tokenRetryDelayMs ?? 5,
     ...(options.tokenTimeoutMs !== undefined && { tokenTimeoutMs: options.tokenTimeoutMs }),
@@ -418,20 +493,66 @@ function makeFleet(workers: FleetWorker[]): Fleet {
   };
 }
 
-/** The replies of a burst added up. */
+/** Fleets started through it and stopped together: what a test file stops after each test. */
+export class FleetPool {
+  private readonly fleets: Fleet[] = [];
+
+  async start(options: FleetOptions): Promise<Fleet> {
+    const fleet = await startFleet(options);
+    this.fleets.push(fleet);
+    return fleet;
+  }
+
+  /** Stops every fleet started since; then rejects with the first crash (a worker that ended on its own). */
+  async stopAll(): Promise<void> {
+    const stopped = await Promise.allSettled(this.fleets.splice(0).map((fleet) => fleet.stop()));
+    const crash = stopped.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (crash) throw crash.reason;
+  }
+}
+
+/**
+ * Keeps traffic going: bursts of `n` from every live worker, one after another, until `stop()`, which resolves with
+ * all their replies once the burst under way has settled.
+ */
+export function keepBursting(fleet: Fleet, n: number): { stop(): Promise<BurstReply[]> } {
+  let running = true;
+  const replies = (async () => {
+    const all: BurstReply[] = [];
+    while (running) all.push(...(await fleet.burst(n)));
+    return all;
+  })();
+  return {
+    stop: () => {
+      running = false;
+      return replies;
+    },
+  };
+}
+
+/** The replies of a burst (or of several) added up. */
 export function sumBursts(replies: readonly BurstReply[]): {
   ok: number;
   failed: number;
   replays: number;
   errors: string[];
   events: FleetEvent[];
+  lockGrants: number;
+  lockRefused: number;
+  /** The slowest request of them all. */
+  slowestMs: number;
 } {
+  const sum = (count: (reply: BurstReply) => number): number =>
+    replies.reduce((total, reply) => total + count(reply), 0);
   return {
-    ok: replies.reduce((sum, reply) => sum + reply.ok, 0),
-    failed: replies.reduce((sum, reply) => sum + reply.failed, 0),
-    replays: replies.reduce((sum, reply) => sum + reply.replays, 0),
+    ok: sum((reply) => reply.ok),
+    failed: sum((reply) => reply.failed),
+    replays: sum((reply) => reply.replays),
     errors: replies.flatMap((reply) => reply.errors),
     events: replies.flatMap((reply) => reply.events),
+    lockGrants: sum((reply) => reply.lockGrants),
+    lockRefused: sum((reply) => reply.lockRefused),
+    slowestMs: Math.max(0, ...replies.map((reply) => reply.slowestMs)),
   };
 }
 
