@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
+import { FleetPool, keepBursting, sumBursts } from '../harness/fleet.js';
+import type { BurstReply, FleetStoreConfig, RedisClusterSettings } from '../harness/fleet.js';
+import { requireRedisCluster, startRedisCluster } from '../harness/redis-cluster.js';
+import type { RedisCluster, RedisClusterOptions } from '../harness/redis-cluster.js';
+import { subscriptions, withConnection } from '../harness/redis-server.js';
+import type { TokenServiceEmulator } from '../lib/emulator/index.js';
+
+// A real Redis Cluster (redis-server nodes in cluster mode, formed by redis-cli) under a fleet of real processes
+// (harness/fleet-worker.ts) whose RedisTokenStore takes `new Redis.Cluster(nodes)`, with `cluster.duplicate()` for
+// pub/sub. Without redis-server or redis-cli this file fails here, once, with the command that installs them.
+requireRedisCluster();
+closeEmulatorsAfterEach();
+
+// A worker that crashed, even in a passing test, fails it with the worker's output.
+const fleets = new FleetPool();
+afterEach(() => fleets.stopAll());
+
+function clusterStore(cluster: RedisCluster, prefix: string, client?: RedisClusterSettings): FleetStoreConfig {
+  return { kind: 'redis-cluster', nodes: cluster.nodes, prefix, pubsub: true, ...(client && { client }) };
+}
+
+/** The refresh tokens the emulator was sent, each counted once: fewer than the token calls when one was sent twice. */
+function refreshTokensSent(service: TokenServiceEmulator): { calls: number; distinct: number } {
+  const sent = service.calls
+    .filter((call) => call.route === 'token')
+    .map((call) => (JSON.parse(call.body) as { refresh_token?: string }).refresh_token);
+  return { calls: sent.length, distinct: new Set(sent).size };
+}
+
+/** Successful logins per username, from the Basic header each login call carried. */
+function loginsByUser(service: TokenServiceEmulator): Record<string, number> {
+  const logins: Record<string, number> = {};
+  for (const call of service.calls.filter((entry) => entry.route === 'login')) {
+    const basic = Buffer.from(call.authorization?.replace(/^Basic /, '') ?? '', 'base64').toString('utf8');
+    const user = basic.slice(0, basic.indexOf(':'));
+    logins[user] = (logins[user] ?? 0) + 1;
+  }
+  return logins;
+}
+
+/** Which users the emulator served a fleet's requests as, over all its replies. */
+function usersServed(replies: readonly BurstReply[]): Record<string, number> {
+  const served: Record<string, number> = {};
+  for (const reply of replies)
+    for (const [user, count] of Object.entries(reply.users)) served[user] = (served[user] ?? 0) + count;
+  return served;
+}
+
+/** Reads the pair's key on the node that serves its slot, with a plain client: the pair is in the cluster. */
+async function storedOnItsNode(cluster: RedisCluster, prefix: string): Promise<boolean> {
+  const key = `{${prefix}}:pair`;
+  const { port } = await cluster.masterOf(key);
+  return (await withConnection(port, (client) => client.get(key))) !== null;
+}
+
+/** How many connections, over the live nodes, are subscribed to the account's channels. */
+async function subscribers(cluster: RedisCluster, prefix: string): Promise<number> {
+  const counts = await Promise.all(cluster.livePorts().map((port) => subscriptions(port, `{${prefix}}*`)));
+  return counts.reduce((sum, count) => sum + count, 0);
+}
+
+/** A cluster for the describe that calls this: started before its tests, stopped after them. */
+function clusterForDescribe(options: RedisClusterOptions): () => RedisCluster {
+  let cluster: RedisCluster | undefined;
+  beforeAll(async () => {
+    cluster = await startRedisCluster(options);
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  return () => {
+    if (!cluster) throw new Error('The cluster did not start (see beforeAll).');
+    return cluster;
+  };
+}
+
+describe('a Redis Cluster of 3 masters', () => {
+  const theCluster = clusterForDescribe({ masters: 3 });
+
+  it('4 processes on Redis.Cluster with pub/sub: 1 login and 1 refresh per expiry between them, no refresh token sent twice, none failed', async () => {
+    const cluster = theCluster();
+    const service = await emulator();
+    const prefix = `cluster-test:${randomUUID()}`;
+    const fleet = await fleets.start({ count: 4, emulatorUrl: service.url, store: clusterStore(cluster, prefix) });
+    // Each process listens through its cluster's subscriber connection, on whichever node that went to.
+    expect(await subscribers(cluster, prefix)).toBe(4);
+
+    const rounds = [await fleet.burst(50)];
+    const refreshesAfterRound = [service.counters.refreshes];
+    for (let expiry = 1; expiry <= 3; expiry += 1) {
+      service.expireAccessTokens();
+      rounds.push(await fleet.burst(50));
+      refreshesAfterRound.push(service.counters.refreshes);
+    }
+
+    const total = sumBursts(rounds.flat());
+    expect(total.errors).toEqual([]);
+    expect(total).toMatchObject({ ok: 800, failed: 0 });
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 3, rejected: 0, tokenCalls: 4 });
+    expect(refreshesAfterRound).toEqual([0, 1, 2, 3]);
+    expect(refreshTokensSent(service)).toEqual({ calls: 3, distinct: 3 });
+    expect(total.events.filter((event) => event.name === 'failure')).toEqual([]);
+    // The three that did not log in took the pair from the cluster.
+    expect(rounds[0]!.filter((reply) => reply.events.some((event) => event.name === 'adopt'))).toHaveLength(3);
+    expect(await storedOnItsNode(cluster, prefix)).toBe(true);
+  }, 40_000);
+
+  it('keeps two accounts whose keys live on different nodes apart: each its own login, its own refreshes and its own token', async () => {
+    const cluster = theCluster();
+    // Two prefixes whose slots two different masters serve.
+    const prefixes = [`cluster-account:${randomUUID()}`];
+    const firstNode = (await cluster.masterOf(`{${prefixes[0]}}:pair`)).port;
+    while (prefixes.length < 2) {
+      const candidate = `cluster-account:${randomUUID()}`;
+      if ((await cluster.masterOf(`{${candidate}}:pair`)).port !== firstNode) prefixes.push(candidate);
+    }
+    const [prefixA, prefixB] = prefixes as [string, string];
+    const nodes = await Promise.all(prefixes.map((prefix) => cluster.masterOf(`{${prefix}}:pair`)));
+    expect(nodes[0]!.port).not.toBe(nodes[1]!.port);
+
+    const service = await emulator({ users: { [E2E_USER]: E2E_PASSWORD, demo: 'demo-password' } });
+    const [fleetA, fleetB] = await Promise.all([
+      fleets.start({ count: 2, emulatorUrl: service.url, store: clusterStore(cluster, prefixA) }),
+      fleets.start({
+        count: 2,
+        emulatorUrl: service.url,
+        store: clusterStore(cluster, prefixB),
+        account: { username: 'demo', password: 'demo-password' },
+        firstIndex: 2,
+      }),
+    ]);
+
+    const repliesA: BurstReply[] = [];
+    const repliesB: BurstReply[] = [];
+    for (let round = 0; round <= 2; round += 1) {
+      if (round > 0) service.expireAccessTokens();
+      const [a, b] = await Promise.all([fleetA.burst(25), fleetB.burst(25)]);
+      repliesA.push(...a);
+      repliesB.push(...b);
+    }
+
+    expect(sumBursts([...repliesA, ...repliesB])).toMatchObject({ ok: 300, failed: 0, errors: [] });
+    expect(loginsByUser(service)).toEqual({ [E2E_USER]: 1, demo: 1 });
+    expect(service.counters).toMatchObject({ logins: 2, refreshes: 4, rejected: 0 });
+    expect(refreshTokensSent(service)).toEqual({ calls: 4, distinct: 4 });
+    // Every request of a fleet went out with its own account's token.
+    expect(usersServed(repliesA)).toEqual({ [E2E_USER]: 150 });
+    expect(usersServed(repliesB)).toEqual({ demo: 150 });
+    // Each fleet renewed twice, once per expiry, for itself.
+    const stats = (replies: BurstReply[]) => replies.slice(-2).map((reply) => reply.stats);
+    for (const replies of [repliesA, repliesB]) {
+      expect(stats(replies).reduce((sum, stat) => sum + stat.logins, 0)).toBe(1);
+      expect(stats(replies).reduce((sum, stat) => sum + stat.refreshes, 0)).toBe(2);
+    }
+    expect(await storedOnItsNode(cluster, prefixA)).toBe(true);
+    expect(await storedOnItsNode(cluster, prefixB)).toBe(true);
+  }, 40_000);
+});
+
+/**
+ * ioredis Cluster options that ride out a failover: until a replica takes over, the live nodes answer MOVED to the
+ * dead master, whose connection is closed, and ioredis gives a command up after `maxRedirections` such turns, about
+ * 100 ms apart. With the default 16, every process's lock try failed after about a second, before the replica took
+ * over (2.1 to 2.9 s with a cluster-node-timeout of 1 s), and the processes renewed without the lock (in one run of
+ * three, a refresh token sent twice and a second login). 64 turns cover about 6 s; the plugin's `storeTimeoutMs`
+ * bounds the wait anyway.
+ */
+const RIDE_OUT_FAILOVER: RedisClusterSettings = { maxRedirections: 64, retryDelayOnMoved: 100 };
+
+describe('a Redis Cluster of 3 masters with a replica each', () => {
+  const theCluster = clusterForDescribe({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: 1_000 });
+
+  it('serves every request while the master of the account’s slot is killed mid-traffic and its replica takes over: one token call for the expiry due meanwhile', async () => {
+    const cluster = theCluster();
+    const service = await emulator();
+    const prefix = `cluster-failover:${randomUUID()}`;
+    const key = `{${prefix}}:pair`;
+    const fleet = await fleets.start({
+      count: 4,
+      emulatorUrl: service.url,
+      store: clusterStore(cluster, prefix, RIDE_OUT_FAILOVER),
+    });
+    const warm = await fleet.burst(20);
+    const master = await cluster.masterOf(key);
+    const tokenCallsBefore = service.counters.tokenCalls;
+
+    const traffic = keepBursting(fleet, 20);
+    await cluster.kill(master.port);
+    // A renewal falls due while the slot has no master: the lock, the read and the write wait for the replica.
+    service.expireAccessTokens();
+    await cluster.waitUntilOk(20_000);
+    const during = await traffic.stop();
+    const tokenCallsDuringFailover = service.counters.tokenCalls - tokenCallsBefore;
+    // And the next expiry is renewed through the new master.
+    service.expireAccessTokens();
+    const after = await fleet.burst(20);
+
+    const total = sumBursts([...warm, ...during, ...after]);
+    expect(total.errors).toEqual([]);
+    expect(total.failed).toBe(0);
+    expect(tokenCallsDuringFailover).toBe(1);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 2, rejected: 0 });
+    expect(refreshTokensSent(service)).toEqual({ calls: 2, distinct: 2 });
+    // No store call failed: the renewal that fell due during the failover waited for the replica and held the lock.
+    expect(total.events.filter((event) => event.name === 'failure' || event.name === 'lock-failed')).toEqual([]);
+    expect((await cluster.masterOf(key)).port).not.toBe(master.port);
+    expect(await storedOnItsNode(cluster, prefix)).toBe(true);
+  }, 40_000);
+});
