@@ -15,27 +15,51 @@
 // bench/results/fleet.json (fleet-quick.json for other sizes). Not part of `npm test`: it measures, and
 // measurements do not belong in assertions.
 //
+// With --together, fleets of N processes (25, 50 and 100, or the sizes given) start at once on one Redis with
+// pub/sub, none holding a pair: every process fires --requests (10) requests at the same moment, then the fleet goes
+// through --expiries (3) expiries. For each N it reports logins, token calls per expiry, the tries at the Redis lock
+// (granted, and refused because another process held it: in all and at most in one process), the commands Redis ran
+// (INFO commandstats, commands inside the store's scripts included) and, of each process's slowest request, the p50
+// and the max over the processes; at the start and per expiry. It exits 1 when a request failed, the fleet logged in
+// more than once or a refresh token was refused. Results go to bench/results/fleet-together.json
+// (fleet-together-quick.json for other sizes).
+//
 //   npm run bench:fleet                      4 processes × 100 requests, 20 expiries per store
 //   npm run bench:fleet -- --quick           5 expiries per store
 //   npm run bench:fleet -- --processes 8 --requests 50 --expiries 40
+//   npm run bench:fleet -- --together        25, 50 and 100 processes started together
+//   npm run bench:fleet -- --together 25     25 only
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEmulator } from '../lib/emulator/index.js';
 import { E2E_PASSWORD, E2E_USER } from '../harness/account.js';
-import { startFleet } from '../harness/fleet.js';
-import type { BurstReply, FleetEvent, FleetStoreConfig } from '../harness/fleet.js';
-import { startRedisServer } from '../harness/redis-server.js';
+import { startFleet, sumBursts } from '../harness/fleet.js';
+import type { BurstReply, Fleet, FleetEvent, FleetStoreConfig } from '../harness/fleet.js';
+import { countCommands, startRedisServer } from '../harness/redis-server.js';
+import type { RedisServer } from '../harness/redis-server.js';
 import { markdownTable } from './report.js';
 import { percentile, round } from './stats.js';
 
+/** The sizes `--together` alone stands for. */
+const TOGETHER_SIZES = '25,50,100';
+
 const { values } = parseArgs({
+  // `--together` takes its sizes or none: a bare one (last, or before another option) means all three.
+  args: process.argv
+    .slice(2)
+    .flatMap((arg, i, args) =>
+      arg === '--together' && (i === args.length - 1 || args[i + 1]!.startsWith('--'))
+        ? [`--together=${TOGETHER_SIZES}`]
+        : [arg],
+    ),
   options: {
     processes: { type: 'string', default: '4' },
-    requests: { type: 'string', default: '100' },
+    requests: { type: 'string' },
     expiries: { type: 'string' },
     quick: { type: 'boolean', default: false },
+    together: { type: 'string' },
   },
 });
 
@@ -46,9 +70,10 @@ function whole(text: string, option: string): number {
   return value;
 }
 
+const togetherSizes = values.together?.split(',').map((size) => whole(size.trim(), 'together'));
 const processes = whole(values.processes, 'processes');
-const requests = whole(values.requests, 'requests');
-const expiries = whole(values.expiries ?? (values.quick ? '5' : '20'), 'expiries');
+const requests = whole(values.requests ?? (togetherSizes ? '10' : '100'), 'requests');
+const expiries = whole(values.expiries ?? (togetherSizes ? '3' : values.quick ? '5' : '20'), 'expiries');
 
 interface Variant {
   name: string;
@@ -172,8 +197,179 @@ function table(results: readonly Result[]): string {
   );
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// --together: fleets started at once
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Of each process's slowest request in a round: p50 and max over the processes, ms. */
+interface Slowest {
+  p50: number;
+  max: number;
+}
+
+/** What one round (the start, or an expiry) cost the fleet. */
+interface Round {
+  tokenCalls: number;
+  lockGrants: number;
+  lockRefused: number;
+  /** The most refused tries of one process. */
+  lockRefusedMax: number;
+  redisCommands: number;
+  slowestMs: Slowest;
+}
+
+interface TogetherResult {
+  processes: number;
+  requestsPerProcess: number;
+  expiries: number;
+  logins: number;
+  refreshes: number;
+  rejected: number;
+  failed: number;
+  tokenCallsPerExpiry: number;
+  start: Round;
+  /** The expiries' rounds, each as measured; `perExpiry` is their mean (max of the maxima). */
+  expiryRounds: Round[];
+  perExpiry: Round;
+}
+
+async function measureRound(
+  fleet: Fleet,
+  redisPort: number,
+  tokenCalls: () => number,
+): Promise<{ round: Round; replies: BurstReply[] }> {
+  const before = tokenCalls();
+  const { result: replies, commands } = await countCommands([redisPort], () =>
+    fleet.burst(requests, { timeoutMs: 600_000 }),
+  );
+  const slowest = replies.map((reply) => reply.slowestMs);
+  const total = sumBursts(replies);
+  return {
+    replies,
+    round: {
+      tokenCalls: tokenCalls() - before,
+      lockGrants: total.lockGrants,
+      lockRefused: total.lockRefused,
+      lockRefusedMax: Math.max(0, ...replies.map((reply) => reply.lockRefused)),
+      redisCommands: commands,
+      slowestMs: { p50: round(percentile(slowest, 50), 0), max: round(Math.max(...slowest), 0) },
+    },
+  };
+}
+
+function meanOf(rounds: readonly Round[]): Round {
+  const mean = (value: (r: Round) => number) => round(rounds.reduce((sum, r) => sum + value(r), 0) / rounds.length, 1);
+  return {
+    tokenCalls: mean((r) => r.tokenCalls),
+    lockGrants: mean((r) => r.lockGrants),
+    lockRefused: mean((r) => r.lockRefused),
+    lockRefusedMax: Math.max(...rounds.map((r) => r.lockRefusedMax)),
+    redisCommands: mean((r) => r.redisCommands),
+    slowestMs: { p50: mean((r) => r.slowestMs.p50), max: Math.max(...rounds.map((r) => r.slowestMs.max)) },
+  };
+}
+
+async function measureTogether(count: number, redis: RedisServer): Promise<TogetherResult> {
+  const emulator = await startEmulator({ users: { [E2E_USER]: E2E_PASSWORD }, log: false });
+  const started = Date.now();
+  // Spawning is CPU-bound (each process compiles its TypeScript): on a small machine, 100 take a while.
+  const fleet = await startFleet({
+    count,
+    emulatorUrl: emulator.url,
+    store: { kind: 'redis', url: redis.url, prefix: `bench-together:${count}:${Date.now()}`, pubsub: true },
+    readyTimeoutMs: 60_000 + count * 2_000,
+  });
+  console.log(`  ${count} processes ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  try {
+    const tokenCalls = () => emulator.counters.tokenCalls;
+    const start = await measureRound(fleet, redis.port, tokenCalls);
+    let failed = sumBursts(start.replies).failed;
+    const expiryRounds: Round[] = [];
+    for (let expiry = 0; expiry < expiries; expiry += 1) {
+      emulator.expireAccessTokens();
+      const measured = await measureRound(fleet, redis.port, tokenCalls);
+      failed += sumBursts(measured.replies).failed;
+      expiryRounds.push(measured.round);
+    }
+    const { logins, refreshes, rejected } = emulator.counters;
+    return {
+      processes: count,
+      requestsPerProcess: requests,
+      expiries,
+      logins,
+      refreshes,
+      rejected,
+      failed,
+      tokenCallsPerExpiry: round(expiryRounds.reduce((sum, r) => sum + r.tokenCalls, 0) / expiries, 2),
+      start: start.round,
+      expiryRounds,
+      perExpiry: meanOf(expiryRounds),
+    };
+  } finally {
+    await fleet.stop();
+    await emulator.close();
+  }
+}
+
+function togetherTable(results: readonly TogetherResult[]): string {
+  const header = [
+    'N',
+    'logins',
+    'token calls / expiry',
+    'lock grants: start / per expiry',
+    'refused lock tries: start (max in 1 process) / per expiry (max)',
+    'Redis commands: start / per expiry',
+    'slowest request per process, p50 / max ms: start / expiry',
+    'failed',
+  ];
+  return markdownTable(
+    header,
+    results.map((r) => [
+      String(r.processes),
+      String(r.logins),
+      r.tokenCallsPerExpiry.toFixed(2),
+      `${r.start.lockGrants} / ${r.perExpiry.lockGrants}`,
+      `${r.start.lockRefused} (${r.start.lockRefusedMax}) / ${r.perExpiry.lockRefused} (${r.perExpiry.lockRefusedMax})`,
+      `${r.start.redisCommands} / ${r.perExpiry.redisCommands}`,
+      `${r.start.slowestMs.p50} / ${r.start.slowestMs.max}; ${r.perExpiry.slowestMs.p50} / ${r.perExpiry.slowestMs.max}`,
+      String(r.failed),
+    ]),
+  );
+}
+
+async function together(sizes: readonly number[], machine: string): Promise<void> {
+  console.log(
+    `Fleet benchmark, started together: ${sizes.join(', ')} processes × ${requests} concurrent requests, then ${expiries} expiries, on one Redis with pub/sub; ${machine}`,
+  );
+  const redis = await startRedisServer();
+  const results: TogetherResult[] = [];
+  try {
+    for (const count of sizes) results.push(await measureTogether(count, redis));
+  } finally {
+    await redis.stop();
+  }
+  console.log(`\n${togetherTable(results)}\n`);
+  await mkdir(join(__dirname, 'results'), { recursive: true });
+  const name =
+    values.together === TOGETHER_SIZES && !values.requests && !values.expiries
+      ? 'fleet-together.json'
+      : 'fleet-together-quick.json';
+  await writeFile(
+    join(__dirname, 'results', name),
+    `${JSON.stringify({ machine, date: new Date().toISOString(), results }, null, 2)}\n`,
+  );
+  const wrong = results.filter((r) => r.failed > 0 || r.logins !== 1 || r.rejected > 0);
+  if (wrong.length > 0) {
+    console.error(
+      `Not one careful client: ${wrong.map((r) => `N = ${r.processes} (${r.logins} logins, ${r.rejected} refused refresh tokens, ${r.failed} failed)`).join('; ')}`,
+    );
+    process.exitCode = 1;
+  }
+}
+
 async function main(): Promise<void> {
   const machine = `${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}`;
+  if (togetherSizes) return together(togetherSizes, machine);
   console.log(
     `Fleet benchmark: ${processes} processes × ${requests} concurrent requests, ${expiries} expiries per store; ${machine}`,
   );
@@ -193,7 +389,7 @@ async function main(): Promise<void> {
   await mkdir(join(__dirname, 'results'), { recursive: true });
   // A quick or reshaped run must not replace the committed figures of the README's run.
   const name =
-    values.quick || values.expiries || values.processes !== '4' || values.requests !== '100'
+    values.quick || values.expiries || values.processes !== '4' || values.requests !== undefined
       ? 'fleet-quick.json'
       : 'fleet.json';
   await writeFile(
