@@ -3,6 +3,7 @@ import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './hel
 import { FleetPool, keepBursting, sumBursts } from '../harness/fleet.js';
 import type { BurstReply, FleetStoreConfig, RedisClusterSettings } from '../harness/fleet.js';
 import { requireRedisCluster, startRedisCluster } from '../harness/redis-cluster.js';
+import { until } from './helpers/flow.js';
 import type { RedisCluster, RedisClusterOptions } from '../harness/redis-cluster.js';
 import { subscriptions, withConnection } from '../harness/redis-server.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
@@ -206,6 +207,8 @@ describe('a Redis Cluster of 3 masters with a replica each', () => {
     // No store call failed: the renewal that fell due during the failover waited for the replica and held the lock.
     expect(total.events.filter((event) => event.name === 'failure' || event.name === 'lock-failed')).toEqual([]);
     expect((await cluster.masterOf(key)).port).not.toBe(master.port);
+    // Subscribers on the killed node moved to another: every process still hears the pairs written.
+    await until(async () => (await subscribers(cluster, prefix)) === 4, 10_000);
     expect(await storedOnItsNode(cluster, prefix)).toBe(true);
   }, 40_000);
 });
