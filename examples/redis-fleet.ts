@@ -11,7 +11,12 @@ import { RedisTokenStore } from 'axios-token-keeper/redis-store';
 
 async function main(): Promise<void> {
   const username = process.env.API_USERNAME ?? '';
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  // Fail fast when Redis is down (one retry, reconnects 200 ms apart at most); a Redis that is up but silent is
+  // bounded by the plugin's `storeTimeoutMs`. What each failure costs: docs/stores.md#when-redis-fails.
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
+    maxRetriesPerRequest: 1,
+    retryStrategy: (times) => Math.min(times * 50, 200),
+  });
   const subscriber = redis.duplicate();
   // One prefix per account: the replicas of every service that uses this account share it.
   const store = new RedisTokenStore(redis, { prefix: `token-keeper:${username}`, subscriber });
