@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
-import { startFleet, sumBursts, WorkerExitedError } from '../harness/fleet.js';
+import { FleetPool, sumBursts, WorkerExitedError } from '../harness/fleet.js';
 import type { BurstReply, Fleet, FleetOptions, FleetStoreConfig } from '../harness/fleet.js';
 import { until } from './helpers/flow.js';
 import { requireRedisServer, startRedisServer } from '../harness/redis-server.js';
@@ -24,19 +24,19 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const fleets: Fleet[] = [];
+const fleets = new FleetPool();
 const directories: string[] = [];
 afterEach(async () => {
-  const stopped = await Promise.allSettled(fleets.splice(0).map((fleet) => fleet.stop()));
-  await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
-  // A worker that crashed, even in a passing test, fails it with the worker's output.
-  for (const result of stopped) if (result.status === 'rejected') throw result.reason;
+  try {
+    // A worker that crashed, even in a passing test, fails it with the worker's output.
+    await fleets.stopAll();
+  } finally {
+    await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
+  }
 });
 
-async function start(options: FleetOptions): Promise<Fleet> {
-  const fleet = await startFleet(options);
-  fleets.push(fleet);
-  return fleet;
+function start(options: FleetOptions): Promise<Fleet> {
+  return fleets.start(options);
 }
 
 /** Each test its own keys, so that no pair of an earlier test is adopted. */
@@ -228,4 +228,35 @@ describe.each(EACH_KIND)('a process restarted on %s', (_name, makeStore) => {
     expect(after[0]!.stats).toEqual({ logins: 0, refreshes: 0, replays: 0, failures: 0 });
     expect(countEvents(after, 'adopt')).toBe(1);
   }, 30_000);
+});
+
+// The fleet that starts at once, none of its processes holding a pair: the lock costs one grant per renewal and
+// about one refused try per process, whatever N (npm run bench:fleet -- --together measures 25, 50 and 100).
+// FLEET_TOGETHER=50 npx jest fleet -t together runs it big.
+const TOGETHER = Number(process.env.FLEET_TOGETHER ?? 8);
+
+describe(`${TOGETHER} processes started together on one Redis with pub/sub`, () => {
+  it('log in once with one lock grant, each process trying the lock a few times at most, and renew once per expiry', async () => {
+    const service = await emulator();
+    const fleet = await start({
+      count: TOGETHER,
+      emulatorUrl: service.url,
+      store: await redisStore(true)(),
+      readyTimeoutMs: 60_000 + TOGETHER * 2_000,
+    });
+
+    const first = await fleet.burst(10, { timeoutMs: 120_000 });
+    service.expireAccessTokens();
+    const expiry = await fleet.burst(10, { timeoutMs: 120_000 });
+
+    for (const round of [first, expiry]) {
+      const total = sumBursts(round);
+      expect(total).toMatchObject({ ok: 10 * TOGETHER, failed: 0 });
+      // The one renewal's grant, and at most a stray one: a process whose try arrived as the lock was released.
+      expect(total.lockGrants).toBeGreaterThanOrEqual(1);
+      expect(total.lockGrants).toBeLessThanOrEqual(2);
+      expect(Math.max(...round.map((reply) => reply.lockRefused))).toBeLessThanOrEqual(5);
+    }
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
+  }, 180_000);
 });
