@@ -50,10 +50,13 @@ it('tells a silent store from a busy lock: a try with no answer within tryTimeou
 
 it('waits for a busy lock up to lockTimeoutMs, and then says it was held, not silent', async () => {
   let tries = 0;
-  const { options } = timing({ lockTimeoutMs: 100, request: { tryTimeoutMs: 50 } });
+  const { options } = timing({ lockTimeoutMs: 100, request: { tryTimeoutMs: 1_000 } });
 
-  const error = (await acquire(() => {
+  // Each refused try takes a few milliseconds, as a real store's does: the one under way at the deadline is cut
+  // short by it, which is still a busy lock.
+  const error = (await acquire(async () => {
     tries += 1;
+    await new Promise((resolve) => setTimeout(resolve, 3));
     return busy();
   }, options).catch((e: unknown) => e)) as Error;
 

@@ -3,7 +3,7 @@
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TokenAuthEvents, TokenPair, TokenStoreLock } from '../lib/index.js';
+import type { TokenAuthEvents, TokenPair, TokenStore, TokenStoreLock } from '../lib/index.js';
 import { FileTokenStore } from '../lib/stores/file.js';
 import { LocklessStore } from './helpers/lockless-store.js';
 import { burst, fulfilled, rig, until, useNock } from './helpers/setup.js';
@@ -119,5 +119,28 @@ describe('the plugin under a shared store', () => {
     expect(service.count('login')).toBe(1);
     expect(await b.auth.getTokens()).toEqual(await a.auth.getTokens());
     expect(b.auth.stats()).toMatchObject({ logins: 0, refreshes: 0, failures: 1 });
+  });
+
+  it('writes in the order it obtained the pairs, even to a slow store without a lock', async () => {
+    // The first write takes a while, the next one none: without order, the older pair would land last.
+    const kept = new LocklessStore();
+    const delays = [100, 0];
+    const store: TokenStore = {
+      get: () => kept.get(),
+      set: async (pair) => {
+        await new Promise((resolve) => setTimeout(resolve, delays.shift() ?? 0));
+        kept.set(pair);
+      },
+      clear: () => kept.clear(),
+    };
+    const { api, auth, service } = rig({ store });
+    const later = otherHoldersPair(service);
+
+    await api.get('/orders');
+    await auth.setTokens(later);
+    await auth.flush();
+
+    expect(kept.get()).toMatchObject(later);
+    expect(await auth.getTokens()).toMatchObject(later);
   });
 });

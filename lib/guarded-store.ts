@@ -22,7 +22,8 @@ const FAILED = Symbol('failed');
  * memory: every call that fails is reported through `onFailure` (as `STORE_FAILED`, secrets masked) and answers as
  * if the store were empty, or had written. Nor may a store that stops answering (a paused Redis, a hung mount) hold
  * requests: past `timeoutMs` a call counts as failed, and is left to finish on its own. So does each try at the
- * lock, which the store bounds itself (a lock that is merely busy is waited for, up to the store's `lockTimeoutMs`).
+ * lock, for a store that bounds its tries by the `tryTimeoutMs` it is given (a lock that is merely busy is waited
+ * for, up to the store's `lockTimeoutMs`).
  */
 export class GuardedStore {
   constructor(
@@ -35,10 +36,10 @@ export class GuardedStore {
   /**
    * The stored pair; null when there is none, when what is stored has no access token, or when the read failed. A
    * pair stored without `expiresAt` (a custom store, a pair from another library) gets its JWT's `exp`, so that an
-   * expired token is renewed before it is sent rather than refused.
+   * expired token is renewed before it is sent rather than refused. `unanswered` hears of a read that timed out.
    */
-  async get(): Promise<TokenPair | null> {
-    return fromStore(await this.call(() => this.store.get()));
+  async get(unanswered: () => void = noop): Promise<TokenPair | null> {
+    return fromStore(await this.call(() => this.store.get(), true, whenUnanswered(unanswered)));
   }
 
   /**
@@ -51,13 +52,7 @@ export class GuardedStore {
     if (!store.lock || signal?.aborted) return NO_LOCK;
     const locking = Promise.resolve().then(() => store.lock?.({ signal, tryTimeoutMs: this.timeoutMs }));
     // A store that stops waiting when the signal aborts rejects then: that is no failure, and is not waited for.
-    const granted = await this.call(
-      () => within(locking, Infinity, signal),
-      false,
-      (error) => {
-        if (error instanceof Error && error.name === UNANSWERED) unanswered();
-      },
-    );
+    const granted = await this.call(() => within(locking, Infinity, signal), false, whenUnanswered(unanswered));
     if (granted === FAILED || granted === undefined || signal?.aborted) {
       // Granted after the wait was given up: nobody would release it.
       locking.then((late) => late && this.release(late), noop);
@@ -76,10 +71,13 @@ export class GuardedStore {
     );
   }
 
-  /** How one renewal uses the store: see {@link StoreSession}. */
-  async session(signal?: AbortSignal): Promise<StoreSession> {
-    let answered = true;
-    const lock = await this.lock(signal, () => (answered = false));
+  /**
+   * How one renewal uses the store: see {@link StoreSession}. `silent` when the store has just been seen not to
+   * answer: the session then calls it not at all, not even for the lock.
+   */
+  async session(signal?: AbortSignal, silent = false): Promise<StoreSession> {
+    let answered = !silent;
+    const lock = silent ? NO_LOCK : await this.lock(signal, () => (answered = false));
     return new StoreSession((operation) => this.call(() => operation(this.store)), lock, answered);
   }
 
@@ -100,8 +98,9 @@ export class GuardedStore {
       call.catch(noop);
       const limit = this.timeoutMs;
       const timeout = new Promise<never>((_, reject) => {
-        const message = `it did not answer within ${Math.round(limit)} ms, \`storeTimeoutMs\``;
-        timer = setTimeout(() => reject(new Error(message)), limit);
+        const unanswered = new Error(`it did not answer within ${Math.round(limit)} ms, \`storeTimeoutMs\``);
+        unanswered.name = UNANSWERED;
+        timer = setTimeout(() => reject(unanswered), limit);
       });
       return await Promise.race([call, timeout]);
     } catch (error) {
@@ -126,13 +125,18 @@ export class GuardedStore {
 
 /**
  * The store as one renewal uses it: under its lock (or none), with every call bounded; a store seen failing is not
- * called again in the same renewal (it answers as if empty, or written), so that a silent store costs a renewal one
- * timeout, not one per call. The writes go on off the path of the requests waiting for the pair, and the lock is
- * released once they are done.
+ * called again in the same renewal but to release its lock (it answers as if empty, or written), so that a silent
+ * store costs a renewal one timeout, not one per call. The writes go on off the path of the requests waiting for
+ * the pair, and the lock is released once they are done. Its calls begin once the sessions before it have ended,
+ * so that writes land in the order they were made, with or without a lock.
  */
 export class StoreSession {
   private failed: boolean;
   private readonly writes: Promise<unknown>[] = [];
+  private previous: Promise<unknown> = Promise.resolve();
+  private finish: () => void = noop;
+  /** Resolves once `end()` has awaited the writes and released the lock. */
+  readonly ended = new Promise<void>((resolve) => (this.finish = resolve));
 
   /** `answered`: false when a try at the lock got no answer, which is the store failing already. */
   constructor(
@@ -141,6 +145,11 @@ export class StoreSession {
     answered: boolean,
   ) {
     this.failed = !answered;
+  }
+
+  /** Begins the calls of this session after `previous`, the end of the sessions before it. */
+  follow(previous: Promise<unknown>): void {
+    this.previous = previous;
   }
 
   async get(): Promise<TokenPair | null> {
@@ -154,7 +163,7 @@ export class StoreSession {
 
   /**
    * Writes `pair` without waiting for it. When the fence refuses the write (this holder's lease lapsed and a later
-   * holder has written since), `later` gets the pair that holder stored, if still valid by `usable`.
+   * holder has written since), `later` gets the pair that holder stored.
    */
   write(pair: TokenPair, later: (stored: TokenPair) => void): void {
     this.writes.push(
@@ -170,15 +179,25 @@ export class StoreSession {
   async end(): Promise<void> {
     await Promise.allSettled(this.writes);
     this.lock.release();
+    this.finish();
   }
 
   private async call<T>(operation: (store: TokenStore) => T | Promise<T>): Promise<Awaited<T> | undefined> {
+    if (this.failed) return undefined;
+    await this.previous;
     if (this.failed) return undefined;
     const answer = await this.guarded(operation);
     if (answer !== FAILED) return answer;
     this.failed = true;
     return undefined;
   }
+}
+
+/** Calls `unanswered` for a failure that was a store not answering. */
+function whenUnanswered(unanswered: () => void): (error: unknown) => void {
+  return (error) => {
+    if (error instanceof Error && error.name === UNANSWERED) unanswered();
+  };
 }
 
 function fromStore(pair: TokenPair | null | undefined | typeof FAILED): TokenPair | null {

@@ -14,6 +14,9 @@ export interface Held {
   readonly renewAt: number;
 }
 
+/** How many given-up pairs a holder remembers, to refuse stale copies of them. */
+const PAST_KEPT = 16;
+
 /**
  * The pair one holder uses now, and when a pair counts as expired: within `marginFor(lifetime)` of its expiry, the
  * lifetime being the JWT's `exp - iat` where the token says, else the time it had left when this holder got it
@@ -22,6 +25,8 @@ export interface Held {
 export class HeldPair {
   private held: Held | null = null;
   private generation = 0;
+  /** The access tokens of the last pairs given up (replaced or dropped), newest last. */
+  private readonly past: string[] = [];
 
   constructor(
     private readonly secrets: SecretList,
@@ -38,6 +43,7 @@ export class HeldPair {
   hold(pair: TokenPair, fromStore: boolean): Held {
     this.generation += 1;
     const held: Held = { pair, generation: this.generation, renewAt: this.renewAt(pair) };
+    this.giveUp();
     this.held = held;
     // A pair can come back (a store event, then a write refused by the fence): it was adopted once.
     const known = this.secrets.remember(pair);
@@ -48,8 +54,14 @@ export class HeldPair {
   /** Forgets the pair held, so that no request carries it again. */
   drop(): void {
     if (!this.held) return;
+    this.giveUp();
     this.held = null;
     this.generation += 1;
+  }
+
+  /** This holder held `pair` before and has since replaced or dropped it: a stale copy, wherever it comes from. */
+  givenUp(pair: TokenPair): boolean {
+    return this.past.includes(pair.access);
   }
 
   /** The current pair, if valid and newer than the pair of `generation`. */
@@ -61,6 +73,12 @@ export class HeldPair {
   /** Known to expire within its margin: renewed before it is sent. */
   expired(pair: TokenPair | Held): boolean {
     return this.clock() >= ('renewAt' in pair ? pair.renewAt : this.renewAt(pair));
+  }
+
+  private giveUp(): void {
+    if (!this.held) return;
+    this.past.push(this.held.pair.access);
+    if (this.past.length > PAST_KEPT) this.past.shift();
   }
 
   private renewAt(pair: TokenPair): number {

@@ -220,8 +220,8 @@ export class TokenKeeper {
     this.epoch += 1;
     this.refusals.forget();
     // Under the store's lock: a renewal that another holder (tab, process) is running ends first, so that its pair
-    // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT.
-    await this.shared.settled();
+    // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT;
+    // the session's clear comes after the writes of the sessions before it.
     const session = await this.shared.session();
     await session.clear();
     await session.end();
@@ -271,7 +271,7 @@ export class TokenKeeper {
     if (!(session instanceof StoreSession)) return this.adopt(session.pair, epoch);
     const scope: Scope = { epoch, session, credentials };
     try {
-      const stored = await session.get();
+      const stored = await this.shared.read(session);
       // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
       if (mode === 'auto' && stored && stored.access !== refused?.access && !this.pairs.expired(stored))
         return this.adopt(stored, epoch);
@@ -285,7 +285,7 @@ export class TokenKeeper {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
         if (basis?.refresh === undefined) this.cookieRefused = true;
         // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
-        const again = await session.get();
+        const again = await this.shared.read(session);
         if (again && again.access !== basis?.access && again.refresh !== basis?.refresh && !this.pairs.expired(again))
           return this.adopt(again, epoch);
         // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
@@ -295,7 +295,7 @@ export class TokenKeeper {
       }
     } finally {
       // The waiting requests have their pair: the write and the release go on without them.
-      this.shared.settle(session);
+      void session.end();
     }
   }
 
@@ -366,12 +366,7 @@ export class TokenKeeper {
     this.checkEpoch(scope.epoch);
     this.cookieRefused = false;
     const held = this.pairs.hold(pair, false);
-    // When the lock lapsed while this holder renewed (it stalled past the lease) and a later holder has written
-    // since, that holder's pair is the one the others use. Ours stays valid for the requests that have it, but one
-    // pair per account is the point of sharing: the requests that follow carry the later one.
-    scope.session.write(pair, (later) => {
-      if (scope.epoch === this.epoch && !this.pairs.expired(later)) this.shared.heard(later);
-    });
+    this.shared.write(scope.session, pair, () => scope.epoch === this.epoch);
     return held;
   }
 

@@ -5,12 +5,14 @@ import type { TokenPair } from './types.js';
 /**
  * This holder's side of a store it may share with other holders (tabs, processes, hosts): the pair it loads at
  * first use, the pairs the others store, the lock each renewal runs under, and the writes that go on after a
- * renewal's requests have left.
+ * renewal's requests have left, one session after another.
  */
 export class SharedPair {
   private loading: Promise<void> | undefined;
-  private done = false;
-  /** The last renewal's writes and its release of the lock. */
+  private loadedOnce = false;
+  /** The first read got no answer: the first renewal does not wait for the store a second time. */
+  private silentAtLoad = false;
+  /** Every session's writes and release so far, in the order the sessions began. */
   private settling: Promise<void> = Promise.resolve();
   /** While a renewal waits for the lock: hears of each pair another holder stored meanwhile. */
   private arrival: ((held: Held) => void) | undefined;
@@ -25,15 +27,15 @@ export class SharedPair {
 
   /** The stored pair has been read once: until then, a request goes through `load()`. */
   get loaded(): boolean {
-    return this.done;
+    return this.loadedOnce;
   }
 
   /** Reads the stored pair once, for the first requests. */
   load(): Promise<void> {
     return (this.loading ??= (async () => {
-      const pair = await this.store.get();
+      const pair = await this.store.get(() => (this.silentAtLoad = true));
       if (pair && !this.pairs.current) this.pairs.hold(pair, true);
-      this.done = true;
+      this.loadedOnce = true;
     })());
   }
 
@@ -45,46 +47,76 @@ export class SharedPair {
   session(): Promise<StoreSession>;
   session(refused: { pair: TokenPair | undefined } | undefined): Promise<StoreSession | Held>;
   async session(refused?: { pair: TokenPair | undefined }): Promise<StoreSession | Held> {
-    if (!refused) return this.store.session();
+    if (!refused) return this.open();
     const waiting = new AbortController();
-    this.arrival = (held) => {
+    const arrival = (held: Held): void => {
       if (held.pair.access !== refused.pair?.access && !this.pairs.expired(held)) waiting.abort();
     };
+    this.arrival = arrival;
     try {
-      const session = await this.store.session(waiting.signal);
+      const session = await this.open(waiting.signal);
       if (!waiting.signal.aborted) return session;
-      // Aborted: the session holds no lock.
+      // It holds no lock, or one granted just before the abort, which its end releases.
       void session.end();
     } finally {
-      this.arrival = undefined;
+      if (this.arrival === arrival) this.arrival = undefined;
     }
     // The pair that ended the wait may have gone since (a logout elsewhere): then wait for the lock after all.
     const current = this.pairs.current;
-    return current && !this.pairs.expired(current) ? current : this.store.session();
+    return current && !this.pairs.expired(current) ? current : this.open();
   }
 
-  /** A renewal's requests have their pair: its writes and the release go on without them. */
-  settle(session: StoreSession): void {
-    this.settling = session.end();
+  /** The stored pair, unless it is a stale copy of one this holder gave up (a replica behind, a write replayed). */
+  async read(session: StoreSession): Promise<TokenPair | null> {
+    const pair = await session.get();
+    return pair && !this.pairs.givenUp(pair) ? pair : null;
   }
 
-  /** Resolves once the last renewal's writes are done and its lock released. */
+  /**
+   * Has `pair`, just obtained and held, written in `session`. When the lock lapsed while this holder renewed (it
+   * stalled past the lease) and a later holder has written since, that holder's pair is the one the others use: ours
+   * stays valid for the requests that have it, but one pair per account is the point of sharing, so the requests that
+   * follow carry the later one, unless `stillWanted` says a logout came meanwhile. The fence vouches for that pair
+   * even if this holder gave it up for the one it was writing.
+   */
+  write(session: StoreSession, pair: TokenPair, stillWanted: () => boolean): void {
+    session.write(pair, (later) => {
+      if (stillWanted() && !this.pairs.expired(later) && later.access !== this.pairs.current?.pair.access)
+        this.pairs.hold(later, true);
+    });
+  }
+
+  /** Resolves once every session so far has written what it had to and released its lock. */
   settled(): Promise<void> {
     return this.settling;
   }
 
-  /** A pair another holder stored (null: it cleared the pair, a logout). */
+  /**
+   * A pair another holder stored (null: it cleared the pair, a logout). A pair this holder gave up before is a stale
+   * copy (a replica behind its master, a write replayed after a reconnect, the pair a logout is dropping): it never
+   * comes back; nor does an expired one replace a valid one.
+   */
   heard(pair: TokenPair | null): void {
     if (pair === null) return this.pairs.drop();
     const current = this.pairs.current;
-    if (pair.access === current?.pair.access) return;
-    // An older pair read back (from a store that missed this holder's last writes) must not replace a valid one.
-    if (this.pairs.expired(pair) && current && !this.pairs.expired(current)) return;
+    if (pair.access === current?.pair.access || this.pairs.givenUp(pair)) return;
+    if (current && !this.pairs.expired(current) && this.pairs.expired(pair)) return;
     const held = this.pairs.hold(pair, true);
     this.arrival?.(held);
   }
 
   close(): void {
     this.unsubscribe();
+  }
+
+  /** A session that begins its calls once the sessions before it have ended, so that writes land in order. */
+  private async open(signal?: AbortSignal): Promise<StoreSession> {
+    const silent = this.silentAtLoad;
+    this.silentAtLoad = false;
+    const session = await this.store.session(signal, silent);
+    const previous = this.settling;
+    session.follow(previous);
+    this.settling = Promise.all([previous, session.ended]).then(() => undefined);
+    return session;
   }
 }

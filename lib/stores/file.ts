@@ -100,17 +100,26 @@ export class FileTokenStore implements TokenStore {
 
   /** Waits for the lock file, at most `lockTimeoutMs`, and holds it, extending its lease, until `release()`. */
   async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
-    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     const owner = randomUUID();
-    await acquire(() => this.tryLock(owner), {
-      ...this.options,
-      request,
-      wakeup: this.wakeup,
-      what: `The lock file ${this.lockPath}`,
-      abandon: () => this.unlock(owner),
-    });
+    // Made in the first try, so that a hung mount is bounded like any try.
+    let made: Promise<unknown> | undefined;
+    await acquire(
+      async () => {
+        await (made ??= mkdir(dirname(this.path), { recursive: true, mode: 0o700 }));
+        return this.tryLock(owner);
+      },
+      {
+        ...this.options,
+        request,
+        wakeup: this.wakeup,
+        what: `The lock file ${this.lockPath}`,
+        abandon: () => this.unlock(owner),
+      },
+    );
     let lease: { stop(): void } | undefined;
     try {
+      // Granted as the wait was given up (a newer pair arrived): released now, before it claims a fence.
+      request?.signal?.throwIfAborted();
       lease = keepAlive(() => this.extend(owner), this.options.lockTtlMs);
       // One more than any fence granted or written before, kept in a file of its own so that the claim never
       // touches the pair: from now on, a holder whose lease lapsed has an older fence and its writes are refused.

@@ -156,7 +156,7 @@ export class RedisTokenStore implements TokenStore {
   private readonly wakeup = new Wakeup();
   private listening: Promise<unknown> | undefined;
   /** The subscription is confirmed: releases wake the waiters, and polling is only the fallback. */
-  private heard = false;
+  private subscribed = false;
   private closed = false;
 
   /**
@@ -230,7 +230,7 @@ export class RedisTokenStore implements TokenStore {
       wakeup: this.wakeup,
       what: `The Redis lock ${this.keys.lock}`,
       abandon: release,
-      hearsReleases: () => this.heard,
+      hearsReleases: () => this.subscribed,
     });
     const extend = async () =>
       (await this.command(this.client.eval(EXTEND, 1, this.keys.lock, owner, this.options.lockTtlMs))) === 1;
@@ -255,7 +255,7 @@ export class RedisTokenStore implements TokenStore {
     this.closed = true;
     if (!this.subscriber || !this.listening) return;
     this.listening = undefined;
-    this.heard = false;
+    this.subscribed = false;
     this.subscriber.off('message', this.onMessage);
     await this.subscriber.unsubscribe(this.channel);
   }
@@ -292,7 +292,7 @@ export class RedisTokenStore implements TokenStore {
       subscriber.on('message', this.onMessage);
       this.listening = subscriber.subscribe(this.channel).then(
         () => {
-          this.heard = !this.closed;
+          this.subscribed = !this.closed;
         },
         () => {
           // Pub/sub only saves waiting; without it, polling and the re-read under the lock keep things right.
@@ -305,8 +305,9 @@ export class RedisTokenStore implements TokenStore {
   }
 
   /**
-   * A release wakes this process's waiters, each at a moment of its own within 50 ms (or `pollMs`), so that the processes that
-   * heard it do not all try at once; a new pair is read and announced, which ends the waits it makes needless.
+   * A release wakes this process's waiters, each at a moment of its own within 50 ms (or `pollMs` when shorter), so
+   * that the processes that heard it do not all try at once; a new pair is read and announced, which ends the waits
+   * it makes needless.
    */
   private readonly onMessage = (channel: string, message: string): void => {
     if (channel !== this.channel) return;

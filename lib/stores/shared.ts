@@ -67,7 +67,7 @@ export class Announcer {
   }
 }
 
-/** Lets a waiter sleep until something changed (a release heard through pub/sub, a file event) instead of a whole poll. */
+/** Lets a waiter sleep until something changed (a release heard through pub/sub, a file event), not a whole poll. */
 export class Wakeup {
   private readonly sleepers = new Set<() => void>();
   /** Counts the wakes, so that a waiter hears of one that came while it was trying rather than sleeping. */
@@ -146,29 +146,35 @@ export async function acquire<T>(attempt: () => Promise<Attempt<T>>, timing: Acq
   const { lockTimeoutMs, pollMs, request, what } = timing;
   const signal = request?.signal;
   const deadline = Date.now() + lockTimeoutMs;
+  const busy = (): Error =>
+    new Error(`${what} was still held by another process after ${lockTimeoutMs} ms (\`lockTimeoutMs\`).`);
+  let refused = false;
   for (;;) {
     signal?.throwIfAborted();
+    const left = deadline - Date.now();
+    if (left <= 0 && refused) throw busy();
+    const tryTimeoutMs = request?.tryTimeoutMs ?? Infinity;
+    const limit = Math.max(0, Math.min(tryTimeoutMs, left));
     const wakes = timing.wakeup.count;
     const trying = attempt();
-    const limit = Math.min(request?.tryTimeoutMs ?? Infinity, deadline - Date.now());
     const tried = await within(trying, limit, signal);
     if (tried === undefined || signal?.aborted) {
       trying.then((late) => 'granted' in late && timing.abandon(late.granted)).catch(() => undefined);
       signal?.throwIfAborted();
+      // Cut short by the deadline after tries that were refused: the lock is busy, the store merely slow.
+      if (refused && limit < tryTimeoutMs) throw busy();
       const error = new Error(
         `${what} got no answer to a try within ${Math.round(limit)} ms (` +
-          (limit < (request?.tryTimeoutMs ?? Infinity) ? '`lockTimeoutMs`' : "the plugin's `storeTimeoutMs`") +
+          (limit < tryTimeoutMs ? '`lockTimeoutMs`' : "the plugin's `storeTimeoutMs`") +
           '): the store stopped answering; the lock was not found busy.',
       );
       error.name = UNANSWERED;
       throw error;
     }
     if ('granted' in tried) return tried.granted;
-    const left = deadline - Date.now();
-    if (left <= 0)
-      throw new Error(`${what} was still held by another process after ${lockTimeoutMs} ms (\`lockTimeoutMs\`).`);
+    refused = true;
     const fallback = timing.hearsReleases?.() ? 20 * pollMs : pollMs;
-    const sleep = Math.min(fallback * (0.5 + Math.random() / 2), tried.retryInMs, left);
+    const sleep = Math.min(fallback * (0.5 + Math.random() / 2), tried.retryInMs, deadline - Date.now());
     await timing.wakeup.sleep(Math.max(1, sleep), signal, wakes);
   }
 }
@@ -177,6 +183,10 @@ export async function acquire<T>(attempt: () => Promise<Attempt<T>>, timing: Acq
 export async function within<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Promise<T | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stop: (() => void) | undefined;
+  if (signal?.aborted) {
+    promise.catch(() => undefined);
+    return undefined;
+  }
   const late = new Promise<undefined>((resolve) => {
     stop = () => resolve(undefined);
     if (ms !== Infinity) timer = setTimeout(stop, Math.max(0, ms));
