@@ -195,16 +195,10 @@ export function maskSecrets(text: string, literals: readonly string[] = [E2E_PAS
 // The parent side
 // ---------------------------------------------------------------------------------------------------------------
 
-export interface FleetOptions {
+/** What a fleet is started with: what each of its workers reads, and how many there are. */
+export interface FleetOptions extends WorkerConfig {
   /** How many worker processes. */
   count: number;
-  emulatorUrl: string;
-  store: FleetStoreConfig;
-  account?: FleetAccount;
-  lock?: FleetLockTimings;
-  /** @default 5 */
-  tokenRetryDelayMs?: number;
-  tokenTimeoutMs?: number;
   /** How long each worker may take to say it is ready. @default 30_000 */
   readyTimeoutMs?: number;
   /** Index of the first worker: fleets started one after another over one store can number theirs apart. @default 0 */
@@ -435,18 +429,11 @@ export interface Fleet {
 
 /** Spawns `count` workers at once and resolves when every one is ready; if one fails to start, stops all and throws. */
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
-  const config: WorkerConfig = {
-    emulatorUrl: options.emulatorUrl,
-    store: options.store,
-    ...(options.account && { account: options.account }),
-    ...(options.lock && { lock: options.lock }),
-    tokenRetryDelayMs: options.tokenRetryDelayMs ?? 5,
-    ...(options.tokenTimeoutMs !== undefined && { tokenTimeoutMs: options.tokenTimeoutMs }),
-  };
-  const first = options.firstIndex ?? 0;
-  const workers = Array.from({ length: options.count }, (_, i) => new FleetWorker(first + i, config));
+  const { count, readyTimeoutMs, firstIndex = 0, ...worker } = options;
+  const config: WorkerConfig = { ...worker, tokenRetryDelayMs: worker.tokenRetryDelayMs ?? 5 };
+  const workers = Array.from({ length: count }, (_, i) => new FleetWorker(firstIndex + i, config));
   const fleet = makeFleet(workers);
-  const started = await Promise.allSettled(workers.map((worker) => worker.ready(options.readyTimeoutMs)));
+  const started = await Promise.allSettled(workers.map((one) => one.ready(readyTimeoutMs)));
   const failure = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
   if (failure) {
     await fleet.stop().catch(() => undefined);
