@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { FleetPool, keepBursting, sumBursts } from '../harness/fleet.js';
-import type { Fleet, RedisClientSettings } from '../harness/fleet.js';
+import type { BurstReply, Fleet, FleetEvent, FleetWorker, RedisClientSettings } from '../harness/fleet.js';
 import { until } from './helpers/flow.js';
-import type { TokenServiceEmulator } from '../lib/emulator/index.js';
+import type { EmulatorOptions, TokenServiceEmulator } from '../lib/emulator/index.js';
 import { requireRedisServer, startRedisServer, subscriptions, withConnection } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
 
@@ -27,6 +27,25 @@ afterEach(() => fleets.stopAll());
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Keeps every worker bursting on its own, one burst after another, until `stop()`; unlike `keepBursting`, whose
+ * rounds wait for the slowest worker, a worker whose requests wait for a renewal holds up no other.
+ */
+function keepEachBursting(fleet: Fleet, n: number): { stop(): Promise<BurstReply[]> } {
+  let running = true;
+  const loops = fleet.workers.map(async (worker) => {
+    const replies: BurstReply[] = [];
+    while (running) replies.push(await worker.burst(n));
+    return replies;
+  });
+  return {
+    stop: async () => {
+      running = false;
+      return (await Promise.all(loops)).flat();
+    },
+  };
+}
+
 /** The pair's key as Redis holds it now, read on a connection of the test's own. */
 const read = (key: string): Promise<string | null> => withConnection(redis.port, (client) => client.get(key));
 
@@ -39,8 +58,11 @@ const read = (key: string): Promise<string | null> => withConnection(redis.port,
  */
 const FAIL_FAST: RedisClientSettings = { maxRetriesPerRequest: 1, maxReconnectDelayMs: 200 };
 
-async function startOn(prefix: string): Promise<{ fleet: Fleet; service: TokenServiceEmulator }> {
-  const service = await emulator();
+async function startOn(
+  prefix: string,
+  serviceOptions: EmulatorOptions = {},
+): Promise<{ fleet: Fleet; service: TokenServiceEmulator }> {
+  const service = await emulator(serviceOptions);
   const fleet = await fleets.start({
     count: 4,
     emulatorUrl: service.url,
@@ -106,4 +128,100 @@ describe('a fleet of 4 processes on a Redis killed mid-traffic and restarted emp
     expect(service.counters.tokenCalls - tokenCalls).toBe(1);
     expect(await read(key)).not.toBeNull();
   }, 40_000);
+});
+
+describe('a fleet of 4 processes whose Redis restarts empty while the lock holder renews', () => {
+  it('loses no request; the lost lock costs one refused token call and no login, and every process ends on the pair in Redis', async () => {
+    const prefix = `restart-test:${randomUUID()}`;
+    const key = `{${prefix}}:pair`;
+    // Every token call answers 1.5 s after it arrives, and spends its refresh token then: calls are served in the
+    // order they came, as a real service serves them, and the holder is inside its renewal long enough to restart
+    // Redis under it.
+    const TOKEN_CALL_MS = 1_500;
+    const { fleet, service } = await startOn(prefix, { latency: { token: TOKEN_CALL_MS } });
+    const warm = await fleet.burst(20);
+    await until(async () => (await subscriptions(redis.port, `{${prefix}}*`)) === 4, 5_000);
+
+    // Each process bursts on its own, not in rounds: none waits for the holder's burst to end before it sends again.
+    const during = keepEachBursting(fleet, 10);
+    await sleep(100);
+    const expiredAt = Date.now();
+    service.expireAccessTokens();
+    const since = (name: FleetEvent['name'], worker: FleetWorker, from = expiredAt) =>
+      worker.events.filter((event) => event.name === name && event.at >= from);
+    // The holder has the lock and its token call has reached the service, which holds it for 1.5 s; the 3 others
+    // found the expiry too and wait for the lock.
+    const { worker: holder } = await fleet.waitForEvent(
+      (event) => event.name === 'lock-acquired' && event.at >= expiredAt,
+      5_000,
+    );
+    await until(
+      () =>
+        service.calls.some((call) => call.route === 'token' && call.at >= expiredAt) &&
+        fleet.workers.every((worker) => since('lock-requested', worker).length > 0),
+      1_000,
+    );
+    const killedAt = Date.now();
+    await redis.kill();
+    await redis.restart();
+    const restartedAt = Date.now();
+    // Empty (the lock, the fence and the pair are gone) while the holder's token call is still unanswered.
+    expect(restartedAt - killedAt).toBeLessThan(TOKEN_CALL_MS / 2);
+    expect(await read(key)).toBeNull();
+
+    // Settled: every call to the service answered, every lock granted released, the pair back in Redis.
+    const unanswered = () => service.calls.filter((call) => call.route !== 'data').length - service.counters.tokenCalls;
+    const all = (name: FleetEvent['name']) => fleet.workers.flatMap((worker) => since(name, worker)).length;
+    await until(
+      async () =>
+        unanswered() === 0 &&
+        service.counters.tokenCalls >= 2 &&
+        all('lock-acquired') === all('lock-released') &&
+        (await read(key)) !== null,
+      10_000,
+    );
+    await sleep(200);
+    const around = await during.stop();
+
+    // Each process sends a few requests to a path of its own: does each carry the access token of the pair in Redis?
+    const record = JSON.parse((await read(key))!) as { pair: { access: string } };
+    await Promise.all(fleet.workers.map((_, i) => fleet.burst(3, { only: [i], path: `/check/${i}` })));
+    const onRedisPair = fleet.workers.map((_, i) =>
+      service.calls
+        .filter((call) => call.path.startsWith(`/check/${i}/`))
+        .every((call) => call.authorization === `Bearer ${record.pair.access}`),
+    );
+
+    const total = sumBursts([...warm, ...around]);
+    const sent = service.calls
+      .filter((call) => call.route === 'token')
+      .map((call) => (JSON.parse(call.body) as { refresh_token?: string }).refresh_token);
+    const refused = fleet.workers.filter((worker) =>
+      since('failure', worker).some((event) => event.name === 'failure' && event.code === 'REFRESH_REJECTED'),
+    );
+    expect(total.errors).toEqual([]);
+    expect(total.failed).toBe(0);
+    expect({
+      refreshes: service.counters.refreshes,
+      rejected: service.counters.rejected,
+      logins: service.counters.logins - 1,
+      sentTwice: sent.length - new Set(sent).size,
+      // The holder's token call was the refresh; the refused one came from a process that took the lock after the
+      // restart, not from one that renewed without it.
+      holderRefreshed: since('refresh', holder).length,
+      refusedUnderLockTakenAfterRestart: refused.filter((worker) => since('lock-acquired', worker, restartedAt).length)
+        .length,
+      lockFailed: all('lock-failed'),
+      onRedisPair,
+    }).toEqual({
+      refreshes: 1,
+      rejected: 1,
+      logins: 0,
+      sentTwice: 1,
+      holderRefreshed: 1,
+      refusedUnderLockTakenAfterRestart: 1,
+      lockFailed: 0,
+      onRedisPair: [true, true, true, true],
+    });
+  }, 30_000);
 });
