@@ -284,8 +284,9 @@ export class TokenKeeper {
       } catch (error) {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
         if (basis?.refresh === undefined) this.cookieRefused = true;
-        // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
-        const again = await this.shared.read(session);
+        // Rotated refresh tokens work once: another holder may have spent this one and stored its successor, which
+        // this holder may have heard of meanwhile even where the store cannot be read (it failed this renewal).
+        const again = (await this.shared.read(session)) ?? this.pairs.current?.pair ?? null;
         if (again && again.access !== basis?.access && again.refresh !== basis?.refresh && !this.pairs.expired(again))
           return this.adopt(again, epoch);
         // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
