@@ -7,22 +7,13 @@ import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { FleetPool, sumBursts, WorkerExitedError } from '../harness/fleet.js';
 import type { BurstReply, Fleet, FleetOptions, FleetStoreConfig } from '../harness/fleet.js';
 import { until } from './helpers/flow.js';
-import { requireRedisServer, startRedisServer } from '../harness/redis-server.js';
-import type { RedisServer } from '../harness/redis-server.js';
+import { redisServerForFile } from './helpers/redis.js';
 
 // Several real processes (harness/fleet-worker.ts) share one token pair through a shared store, against the emulator
 // over real HTTP and a real redis-server: they log in once and renew once per expiry between them. Without
 // redis-server this file fails here, once, with the command that installs it.
-requireRedisServer();
 closeEmulatorsAfterEach();
-
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedisServer();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const server = redisServerForFile();
 
 const fleets = new FleetPool();
 const directories: string[] = [];
@@ -41,7 +32,7 @@ function start(options: FleetOptions): Promise<Fleet> {
 
 /** Each test its own keys, so that no pair of an earlier test is adopted. */
 function redisStore(pubsub: boolean): () => Promise<FleetStoreConfig> {
-  return () => Promise.resolve({ kind: 'redis', url: redis.url, prefix: `fleet-test:${randomUUID()}`, pubsub });
+  return () => Promise.resolve({ kind: 'redis', url: server().url, prefix: `fleet-test:${randomUUID()}`, pubsub });
 }
 
 async function fileStore(): Promise<FleetStoreConfig> {

@@ -4,22 +4,14 @@ import { FleetPool, keepBursting, sumBursts } from '../harness/fleet.js';
 import type { BurstReply, Fleet, FleetEvent, FleetWorker, RedisClientSettings } from '../harness/fleet.js';
 import { until } from './helpers/flow.js';
 import type { EmulatorOptions, TokenServiceEmulator } from '../lib/emulator/index.js';
-import { requireRedisServer, startRedisServer, subscriptions, withConnection } from '../harness/redis-server.js';
-import type { RedisServer } from '../harness/redis-server.js';
+import { subscriptions, withConnection } from '../harness/redis-server.js';
+import { redisServerForFile } from './helpers/redis.js';
 
 // A fleet of real processes (harness/fleet-worker.ts) on one real redis-server that is killed (SIGKILL) mid-traffic
 // and started again, empty, on the same port. Without redis-server this file fails here, once, with the command that
 // installs it.
-requireRedisServer();
 closeEmulatorsAfterEach();
-
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedisServer();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const server = redisServerForFile();
 
 // A worker that crashed, even in a passing test, fails it with the worker's output.
 const fleets = new FleetPool();
@@ -47,7 +39,7 @@ function keepEachBursting(fleet: Fleet, n: number): { stop(): Promise<BurstReply
 }
 
 /** The pair's key as Redis holds it now, read on a connection of the test's own. */
-const read = (key: string): Promise<string | null> => withConnection(redis.port, (client) => client.get(key));
+const read = (key: string): Promise<string | null> => withConnection(server().port, (client) => client.get(key));
 
 /**
  * A client that fails fast while Redis is down and is back soon after it returns: a command is given up after one
@@ -66,7 +58,7 @@ async function startOn(
   const fleet = await fleets.start({
     count: 4,
     emulatorUrl: service.url,
-    store: { kind: 'redis', url: redis.url, prefix, pubsub: true, client: FAIL_FAST },
+    store: { kind: 'redis', url: server().url, prefix, pubsub: true, client: FAIL_FAST },
   });
   return { fleet, service };
 }
@@ -81,9 +73,9 @@ describe('a fleet of 4 processes on a Redis killed mid-traffic and restarted emp
 
     const during = keepBursting(fleet, 20);
     await sleep(100);
-    await redis.kill();
+    await server().kill();
     await sleep(1_000);
-    await redis.restart();
+    await server().restart();
     // Empty: the pair is only in the processes' memory now.
     expect(await read(key)).toBeNull();
     const around = await during.stop();
@@ -93,7 +85,7 @@ describe('a fleet of 4 processes on a Redis killed mid-traffic and restarted emp
     const renewal = await fleet.burst(20);
     const written = await read(key);
     // The subscriptions are back (ioredis subscribes again on reconnect): the next renewal reaches everyone.
-    await until(async () => (await subscriptions(redis.port, `{${prefix}}*`)) === 4, 5_000);
+    await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 4, 5_000);
     service.expireAccessTokens();
     const next = await fleet.burst(20);
 
@@ -112,12 +104,12 @@ describe('a fleet of 4 processes on a Redis killed mid-traffic and restarted emp
     const { fleet, service } = await startOn(prefix);
     const warm = await fleet.burst(20);
 
-    await redis.kill();
+    await server().kill();
     // No lock to share: each process renews on its own, and what that costs is the token service's to bear.
     service.expireAccessTokens();
     const whileDown = await fleet.burst(20);
-    await redis.restart();
-    await until(async () => (await subscriptions(redis.port, `{${prefix}}*`)) === 4, 5_000);
+    await server().restart();
+    await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 4, 5_000);
 
     const tokenCalls = service.counters.tokenCalls;
     service.expireAccessTokens();
@@ -138,7 +130,9 @@ describe('a fleet of 4 processes whose Redis restarts empty while the lock holde
   // Down long enough that the processes' tries at the lock fall in the outage: they renew without the lock, send the
   // refresh token the holder is spending, and their read fails too. Refused, each takes the holder's pair it heard of
   // meanwhile instead of logging in, and ends on the pair in Redis.
-  it('down for 0.5 s: each process that renewed without the lock is refused once, and none logs in', async () => {
+  // Whether a process's try falls in the outage is timing: in about half the runs one does. The assertion holds either
+  // way; the runs where none did test only the first case's outcome again.
+  it('down for 0.5 s: no process logs in, and each that renewed without the lock, if any did, is refused once', async () => {
     await lostLock({ downMs: 500 });
   }, 30_000);
 });
@@ -157,7 +151,7 @@ async function lostLock({ downMs }: { downMs: number }): Promise<void> {
     const TOKEN_CALL_MS = 1_500;
     const { fleet, service } = await startOn(prefix, { latency: { token: TOKEN_CALL_MS } });
     const warm = await fleet.burst(20);
-    await until(async () => (await subscriptions(redis.port, `{${prefix}}*`)) === 4, 5_000);
+    await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 4, 5_000);
 
     // Each process bursts on its own, not in rounds: none waits for the holder's burst to end before it sends again.
     const during = keepEachBursting(fleet, 10);
@@ -179,9 +173,9 @@ async function lostLock({ downMs }: { downMs: number }): Promise<void> {
       1_000,
     );
     const killedAt = Date.now();
-    await redis.kill();
+    await server().kill();
     await sleep(downMs);
-    await redis.restart();
+    await server().restart();
     const restartedAt = Date.now();
     // Empty (the lock, the fence and the pair are gone) while the holder's token call is still unanswered.
     expect(restartedAt - killedAt).toBeLessThan(TOKEN_CALL_MS / 2);

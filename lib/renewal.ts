@@ -266,7 +266,7 @@ export class TokenKeeper {
     epoch: number,
     credentials: Credentials | undefined,
   ): Promise<Held> {
-    const session = await this.shared.session(mode === 'auto' ? { pair: refused } : undefined);
+    const session = mode === 'auto' ? await this.shared.renewalSession(refused) : await this.shared.session();
     // Another holder's pair arrived while this one waited for the lock.
     if (!(session instanceof StoreSession)) return this.adopt(session.pair, epoch);
     const scope: Scope = { epoch, session, credentials };

@@ -39,18 +39,20 @@ export class SharedPair {
     })());
   }
 
+  /** The store, under its lock, for what the user asked for (a login, a refresh, `setTokens`, a logout). */
+  session(): Promise<StoreSession> {
+    return this.open();
+  }
+
   /**
-   * The store, under its lock, for a renewal. For a renewal of the client rule (`refused` given: the pair it found
-   * refused or expired, if any), the pair held now instead when, while it waited for the lock, another holder's pair
-   * arrived that is neither that one nor expired: that pair is the renewal's outcome, and nobody is called.
+   * The store, under its lock, for a renewal of the client rule, which found `refused` (if any) refused or expired;
+   * or, when another holder's pair arrived while it waited for the lock that is neither that one nor expired, that
+   * pair, held now: the renewal's outcome, and nobody is called.
    */
-  session(): Promise<StoreSession>;
-  session(refused: { pair: TokenPair | undefined } | undefined): Promise<StoreSession | Held>;
-  async session(refused?: { pair: TokenPair | undefined }): Promise<StoreSession | Held> {
-    if (!refused) return this.open();
+  async renewalSession(refused: TokenPair | undefined): Promise<StoreSession | Held> {
     const waiting = new AbortController();
     const arrival = (held: Held): void => {
-      if (held.pair.access !== refused.pair?.access && !this.pairs.expired(held)) waiting.abort();
+      if (held.pair.access !== refused?.access && !this.pairs.expired(held)) waiting.abort();
     };
     this.arrival = arrival;
     try {

@@ -1,0 +1,22 @@
+import { requireRedisServer, startRedisServer } from '../../harness/redis-server.js';
+import type { RedisServer } from '../../harness/redis-server.js';
+
+/**
+ * A real redis-server for the test file that calls this (at its top level): started before its tests, stopped after
+ * them. Without redis-server the file fails here, once, with the command that installs it.
+ */
+export function redisServerForFile(): () => RedisServer {
+  requireRedisServer();
+  let server: RedisServer | undefined;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  // A server that did not start fails beforeAll for every test; this hook adds no error of its own to that.
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (!server) throw new Error('redis-server did not start (see beforeAll).');
+    return server;
+  };
+}
