@@ -247,9 +247,11 @@ describe(`${TOGETHER} processes started together on one Redis with pub/sub`, () 
     for (const round of [first, expiry]) {
       const total = sumBursts(round);
       expect(total).toMatchObject({ ok: 10 * TOGETHER, failed: 0 });
-      // The one renewal's grant, and at most a stray one: a process whose try arrived as the lock was released.
+      // The one renewal's grant, and a few strays at most, not one per process: a process whose try arrived just as
+      // the lock was released, before it heard of the pair, takes the lock, reads the pair under it and calls nobody
+      // (the token calls below are exact). Under CI's load, 3 grants in a round of 8 processes have been seen.
       expect(total.lockGrants).toBeGreaterThanOrEqual(1);
-      expect(total.lockGrants).toBeLessThanOrEqual(2);
+      expect(total.lockGrants).toBeLessThanOrEqual(4);
       expect(Math.max(...round.map((reply) => reply.lockRefused))).toBeLessThanOrEqual(5);
     }
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
