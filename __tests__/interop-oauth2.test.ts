@@ -15,7 +15,7 @@ import type { OidcProvider, TokenCall } from '../harness/oauth2/oidc.js';
 import { startResourceServer } from '../harness/oauth2/resource.js';
 import type { ResourceServer } from '../harness/oauth2/resource.js';
 import { burst, fulfilled, manualClock } from './helpers/flow.js';
-import { expectNoLeaks, recordEvents } from './helpers/scan-secrets.js';
+import { expectNoLeaks, formEncoded, pairSpellings, recordEvents, spellingsOf } from './helpers/scan-secrets.js';
 import { reasons } from './helpers/settled.js';
 import type { Secret } from './helpers/scan-secrets.js';
 
@@ -41,6 +41,19 @@ function secretAndBasic(name: string, id: string, secret: string): Secret[] {
     { name, value: secret },
     { name: `Basic value of ${name}`, value: basicOf(id, secret) },
   ];
+}
+
+/**
+ * A wrong secret in every spelling a transport gives it, and the pair it makes with the client id as the preset joins
+ * it for Basic (each form-encoded, RFC 6749 §2.3.1).
+ */
+function everySpelling(name: string, id: string, secret: string): Secret[] {
+  return [...spellingsOf(name, secret), ...pairSpellings(`${name} in Basic`, formEncoded(id), formEncoded(secret))];
+}
+
+/** The token service's answer, as the error's cause keeps it for the caller. */
+function answerOf(error: unknown): unknown {
+  return (error as { cause?: { response?: { data?: unknown } } }).cause?.response?.data;
 }
 
 /** What the token calls after the first `from` were, as the server recorded them. */
@@ -163,8 +176,8 @@ describe('oidc-provider 9 (a real OpenID Provider)', () => {
       expect(auth.stats()).toEqual({ logins: 2, refreshes: 0, replays: 10, failures: 0 });
     });
 
-    it('a wrong client secret: LOGIN_REJECTED (401 invalid_client) after one call, and the secret in no error or event', async () => {
-      const wrong = 'not-the-svc-secret-5d1e93';
+    it('a wrong client secret holding `:`, a space and `+`: LOGIN_REJECTED (401 invalid_client) after one call, and the secret in no spelling in any error or event', async () => {
+      const wrong = 'not:the svc+secret-5d1e93';
       const { api, auth } = serviceAccount(wrong);
       const recorded = recordEvents(auth);
       const from = (await tokenCalls()).length;
@@ -181,8 +194,10 @@ describe('oidc-provider 9 (a real OpenID Provider)', () => {
         { grantType: 'client_credentials', refreshToken: null, clientId: 'svc', status: 401, error: 'invalid_client' },
       ]);
       expect(auth.stats()).toMatchObject({ logins: 0, failures: 1 });
+      // The service's reason reaches the caller in the answer the cause keeps.
+      expect(answerOf(errors[0])).toMatchObject({ error: 'invalid_client' });
       expectNoLeaks({ errors, later, recorded }, [
-        ...secretAndBasic('wrong client secret', 'svc', wrong),
+        ...everySpelling('wrong client secret', 'svc', wrong),
         ...secretAndBasic('client secret', 'svc', SERVICE_SECRET),
       ]);
     });
@@ -418,8 +433,8 @@ describe('@node-oauth/oauth2-server 5 (password grant, rotating refresh tokens)'
     ]);
   });
 
-  it('a wrong password: LOGIN_REJECTED (400 invalid_grant) after one call, and the password nowhere', async () => {
-    const wrong = 'not-adas-password-6a2c';
+  it('a wrong password holding `:`, a space and `+`: LOGIN_REJECTED (400 invalid_grant) after one call, and the password in no spelling anywhere', async () => {
+    const wrong = 'not:adas pass+word-6a2c';
     const { api, auth } = user({ password: wrong });
     const recorded = recordEvents(auth);
     const from = server.tokenCalls.length;
@@ -432,15 +447,16 @@ describe('@node-oauth/oauth2-server 5 (password grant, rotating refresh tokens)'
       { grantType: 'password', refreshToken: null, clientId: 'web-app', status: 400, error: 'invalid_grant' },
     ]);
     expect(auth.stats()).toMatchObject({ logins: 0, failures: 1 });
+    expect(answerOf(errors[0])).toMatchObject({ error: 'invalid_grant' });
     expectNoLeaks({ errors, later, recorded }, [
-      { name: 'wrong password', value: wrong },
-      { name: 'password', value: PASSWORD },
+      ...spellingsOf('wrong password', wrong),
+      ...spellingsOf('password', PASSWORD),
       ...secretAndBasic('client secret', 'web-app', CLIENT_SECRET),
     ]);
   });
 
-  it('a wrong client secret: LOGIN_REJECTED (401 invalid_client) after one call, and the secret nowhere', async () => {
-    const wrong = 'not-the-web-app-secret-1f7d';
+  it('a wrong client secret holding `:`, a space and `+`: LOGIN_REJECTED (401 invalid_client) after one call, the secret in no spelling anywhere, nor the password', async () => {
+    const wrong = 'not:the web+app-secret-1f7d';
     const { api, auth } = user({ clientSecret: wrong });
     const recorded = recordEvents(auth);
     const from = server.tokenCalls.length;
@@ -451,9 +467,10 @@ describe('@node-oauth/oauth2-server 5 (password grant, rotating refresh tokens)'
     expect(since(server.tokenCalls, from)).toEqual([
       { grantType: 'password', refreshToken: null, clientId: 'web-app', status: 401, error: 'invalid_client' },
     ]);
+    expect(answerOf(errors[0])).toMatchObject({ error: 'invalid_client' });
     expectNoLeaks({ errors, recorded }, [
-      ...secretAndBasic('wrong client secret', 'web-app', wrong),
-      { name: 'password', value: PASSWORD },
+      ...everySpelling('wrong client secret', 'web-app', wrong),
+      ...spellingsOf('password', PASSWORD),
     ]);
   });
 });

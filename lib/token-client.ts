@@ -1,12 +1,12 @@
 import axios, { isAxiosError } from 'axios';
 import type { AxiosError, AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
 import axiosRetry, { exponentialDelay, isNetworkError, retryAfter } from 'axios-retry';
-import { base64FromUtf8 } from './base64.js';
+import { base64FromUtf8, utf8FromBase64Url } from './base64.js';
 import { TokenBudget } from './budget.js';
 import { TokenAuthError } from './errors.js';
 import type { TokenAuthErrorCode } from './errors.js';
 import { describeShape } from './parse.js';
-import { redactAxiosError, redactedCopy, redactText } from './redact.js';
+import { Mask } from './redact.js';
 import type { Credentials, ParsedTokens } from './types.js';
 import type { ResolvedOptions } from './options.js';
 
@@ -26,11 +26,12 @@ function isRefusal(status: number): boolean {
   return status >= 400 && status < 500 && status !== 408 && status !== 429;
 }
 
-function detailOf(body: unknown): string | undefined {
+/** The service's reason, masked before it is cut short: a cut could fall inside a secret and leave its start. */
+function detailOf(body: unknown, mask: Mask): string | undefined {
   const detail =
     (body as { detail?: unknown } | null | undefined)?.detail ??
     (body as { message?: unknown } | null | undefined)?.message;
-  return typeof detail === 'string' && detail !== '' ? detail.slice(0, 200) : undefined;
+  return typeof detail === 'string' && detail !== '' ? mask.text(detail).slice(0, 200) : undefined;
 }
 
 /**
@@ -107,7 +108,7 @@ export class TokenClient {
       // Whatever the request carries may be a secret (a password, a client secret, an assertion): mask it all.
       const secrets = [credentials.password, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
       const basic = headers?.Authorization ?? headers?.authorization;
-      if (basic?.startsWith('Basic ')) secrets.push(basic, basic.slice(6));
+      if (basic?.startsWith('Basic ')) secrets.push(...basicSecrets(basic));
       return this.call('login', { url, data, headers, params, withCredentials }, secrets);
     }
     const basic = `Basic ${base64FromUtf8(`${credentials.username}:${credentials.password}`)}`;
@@ -150,7 +151,7 @@ export class TokenClient {
       parsed = this.options.parseTokens(body);
     } catch (error) {
       // A parser may quote the answer it could not read, and the answer may hold tokens.
-      cause = error instanceof Error ? redactedCopy(error, [...sent, ...stringsIn(body)]) : undefined;
+      cause = error instanceof Error ? new Mask([...sent, ...stringsIn(body)]).copy(error) : undefined;
     }
     if (typeof parsed?.access !== 'string' || parsed.access === '') {
       throw new TokenAuthError(
@@ -173,8 +174,8 @@ export class TokenClient {
       });
     }
     const response = error.response;
-    const secrets = [...sent, ...tokensIn(response?.data)];
-    const cause = redactAxiosError(error as AxiosError, secrets);
+    const mask = new Mask([...sent, ...tokensIn(response?.data)]);
+    const cause = mask.tokenCallError(error as AxiosError, url);
     if (response === undefined && error.code === 'ERR_BAD_RESPONSE') {
       return new TokenAuthError(
         'TOKEN_RESPONSE_INVALID',
@@ -193,8 +194,8 @@ export class TokenClient {
         { cause },
       );
     }
-    const detail = detailOf(response.data);
-    const said = detail === undefined ? '' : `: "${redactText(detail, secrets)}"`;
+    const detail = detailOf(response.data, mask);
+    const said = detail === undefined ? '' : `: "${detail}"`;
     // No such endpoint: a wrong address, which no credentials or refresh token would cure.
     if (response.status === 404 || response.status === 405) {
       const path = operation === 'login' ? '`loginPath`' : '`tokenPath`';
@@ -246,14 +247,34 @@ function hostAndPort(url: string): string {
   }
 }
 
+/**
+ * A Basic header's secrets: the header, its value, and what it decodes to (`id:secret`, the secret alone, and the
+ * secret form-decoded, as OAuth2 clients join them), since a service may quote any of them back.
+ */
+function basicSecrets(header: string): string[] {
+  const value = header.slice('Basic '.length).trim();
+  const decoded = utf8FromBase64Url(value) ?? '';
+  const secret = decoded.slice(decoded.indexOf(':') + 1);
+  let formDecoded = secret;
+  try {
+    formDecoded = decodeURIComponent(secret.replace(/\+/g, ' '));
+  } catch {
+    // Not form-encoded: the secret as it is is already listed.
+  }
+  return [header, value, decoded, secret, formDecoded];
+}
+
 /** Names under which a request carries a secret: a password, a client secret, a token, a key, an assertion. */
 const SECRET_NAME = /pass|secret|token|key|assertion|code|credential|auth|refresh|access|cookie/i;
 
 /** The strings under names that match `names`, in objects, arrays and forms, at any depth. */
 function valuesUnder(value: unknown, names: RegExp, name = ''): string[] {
   if (typeof value === 'string') return name !== '' && names.test(name) && value !== '' ? [value] : [];
-  if (value instanceof URLSearchParams)
-    return [...value.entries()].flatMap(([key, item]) => valuesUnder(item, names, key));
+  // A form: URLSearchParams, or FormData (whose file fields hold no text of ours).
+  if (value instanceof URLSearchParams || (typeof FormData !== 'undefined' && value instanceof FormData))
+    return [...(value as unknown as Iterable<[string, unknown]>)].flatMap(([key, item]) =>
+      valuesUnder(item, names, key),
+    );
   if (typeof value !== 'object' || value === null) return [];
   return Object.entries(value).flatMap(([key, item]) => valuesUnder(item, names, key));
 }

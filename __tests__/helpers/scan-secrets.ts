@@ -78,6 +78,58 @@ export function credentialSecrets(username: string, password: string): Secret[] 
   ];
 }
 
+/** RFC 6749 §2.3.1's spelling of a client id or secret before it is joined for Basic: form-encoded, space as `+`. */
+export function formEncoded(value: string): string {
+  return encodeURIComponent(value).replace(/%20/g, '+');
+}
+
+/**
+ * Every spelling a transport gives `value`, written out here one by one (not by the library's own function, so that
+ * a spelling it forgets is caught): as it is; JSON-escaped, as written and with every non-ASCII character escaped;
+ * percent-encoded by encodeURIComponent, with a space as `%20` and as `+`, as a WHATWG form (URLSearchParams, and
+ * axios's form serialisation) and as axios's query serialiser leaves `:`, `$`, `,`, `[` and `]`, each in upper and
+ * lower case hex; Base64 and Base64url, padded and not.
+ */
+export function spellingsOf(name: string, value: string): Secret[] {
+  const json = JSON.stringify(value).slice(1, -1);
+  const asciiJson = json.replace(/[^\x20-\x7e]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const percent = encodeURIComponent(value);
+  const form = new URLSearchParams({ v: value }).toString().slice(2);
+  const query = percent
+    .replace(/%3A/g, ':')
+    .replace(/%24/g, '$')
+    .replace(/%2C/g, ',')
+    .replace(/%20/g, '+')
+    .replace(/%5B/g, '[')
+    .replace(/%5D/g, ']');
+  const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+  const base64 = Buffer.from(value, 'utf8').toString('base64');
+  const base64url = Buffer.from(value, 'utf8').toString('base64url');
+  const spellings: Array<[string, string]> = [
+    ['as it is', value],
+    ['JSON-escaped', json],
+    ['JSON-escaped, ASCII only', asciiJson],
+    ['percent-encoded', percent],
+    ['percent-encoded, space as +', percent.replace(/%20/g, '+')],
+    ['form-encoded', form],
+    ['query-encoded by axios', query],
+    ['percent-encoded, lower-case hex', lower(percent)],
+    ['form-encoded, lower-case hex', lower(form)],
+    ['query-encoded, lower-case hex', lower(query)],
+    ['Base64', base64],
+    ['Base64 unpadded', base64.replace(/=+$/, '')],
+    ['Base64url', base64url],
+  ];
+  const unique = new Map<string, string>();
+  for (const [how, spelling] of spellings) if (!unique.has(spelling)) unique.set(spelling, `${name} (${how})`);
+  return [...unique].map(([spelling, label]) => ({ name: label, value: spelling }));
+}
+
+/** The spellings of `user:secret`, joined as HTTP Basic joins them. */
+export function pairSpellings(name: string, user: string, secret: string): Secret[] {
+  return spellingsOf(name, `${user}:${secret}`);
+}
+
 /**
  * Everything of one test that must never reach the user: the password and Basic value of the credentials, every
  * token the service issued, and whatever else the test made the service say.
