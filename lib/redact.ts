@@ -192,7 +192,8 @@ export class Mask {
  */
 export class SecretList {
   private readonly values: string[] = [];
-  private current = new Mask([]);
+  /** Compiled when first needed after a change: most pairs are never masked in anything. */
+  private compiled: Mask | undefined;
 
   constructor(private readonly capacity = 16) {}
 
@@ -204,9 +205,13 @@ export class SecretList {
       if (secret && !this.values.includes(secret)) this.values.push(secret);
     if (this.values.length !== before) {
       this.values.splice(0, Math.max(0, this.values.length - this.capacity));
-      this.current = new Mask(this.values);
+      this.compiled = undefined;
     }
     return known;
+  }
+
+  private get current(): Mask {
+    return (this.compiled ??= new Mask(this.values));
   }
 
   mask(text: string): string {
