@@ -2,7 +2,8 @@
 // waited for up to `lockTimeoutMs`, a try that gets no answer is a silent store, an aborted wait stops trying, and a
 // release heard while a try was on its way is not lost. The stores run it against a real Redis and real files in
 // their own suites.
-import { acquire, UNANSWERED, Wakeup } from '../lib/stores/shared.js';
+import { UNANSWERED } from '../lib/deadline.js';
+import { acquire, Wakeup } from '../lib/stores/shared.js';
 import type { Attempt } from '../lib/stores/shared.js';
 
 const GRANT = { fence: 7 };

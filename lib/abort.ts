@@ -1,27 +1,35 @@
 import { CanceledError } from 'axios';
 import type { InternalAxiosRequestConfig } from 'axios';
+import { ABORTED, settle } from './deadline.js';
 
 /**
  * Waits for `promise` on behalf of one request: if the request is aborted (AbortSignal or CancelToken) first,
- * it rejects at once as axios' CanceledError, while the shared promise goes on for the others.
+ * it rejects at once as axios' CanceledError (or the CancelToken's own reason), while the shared promise goes on for
+ * the others.
  */
 export function abortable<T>(promise: Promise<T>, config: InternalAxiosRequestConfig): Promise<T> {
   const { signal, cancelToken } = config;
   if (!signal && !cancelToken) return promise;
-  const canceled = () => new CanceledError<unknown>(undefined, config);
-  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as axios: the CancelToken's own reason
-  if (signal?.aborted || cancelToken?.reason) return Promise.reject(cancelToken?.reason ?? canceled());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(canceled());
-    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as axios: the CancelToken's reason
-    const onCancel = (reason: unknown) => reject(reason);
-    signal?.addEventListener?.('abort', onAbort);
-    cancelToken?.subscribe(onCancel);
-    promise.then(resolve, reject).finally(() => {
-      signal?.removeEventListener?.('abort', onAbort);
-      cancelToken?.unsubscribe(onCancel);
-    });
-  });
+  return untilAborted(promise, config);
+}
+
+async function untilAborted<T>(promise: Promise<T>, config: InternalAxiosRequestConfig): Promise<T> {
+  const { signal, cancelToken } = config;
+  // One signal for both ways axios aborts a request.
+  const aborted = new AbortController();
+  const abort = (): void => aborted.abort();
+  if (signal?.aborted || cancelToken?.reason) abort();
+  signal?.addEventListener?.('abort', abort);
+  cancelToken?.subscribe(abort);
+  try {
+    const outcome = await settle(promise, { signal: aborted.signal });
+    if (outcome !== ABORTED) return outcome as T;
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- as axios: the CancelToken's own reason
+    throw cancelToken?.reason ?? new CanceledError<unknown>(undefined, config);
+  } finally {
+    signal?.removeEventListener?.('abort', abort);
+    cancelToken?.unsubscribe(abort);
+  }
 }
 
 /** Throws as axios would for a request aborted before it started, so that it starts no login or renewal. */

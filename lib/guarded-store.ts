@@ -1,7 +1,7 @@
 import { TokenAuthError } from './errors.js';
 import { withJwtExpiry } from './parse.js';
 import type { SecretList } from './redact.js';
-import { UNANSWERED, within } from './stores/shared.js';
+import { ABORTED, settle, TIMED_OUT, UNANSWERED, unanswered } from './deadline.js';
 import type { TokenPair, TokenStore, TokenStoreLock } from './types.js';
 
 const noop = (): void => {};
@@ -52,8 +52,14 @@ export class GuardedStore {
     if (!store.lock || signal?.aborted) return NO_LOCK;
     const locking = Promise.resolve().then(() => store.lock?.({ signal, tryTimeoutMs: this.timeoutMs }));
     // A store that stops waiting when the signal aborts rejects then: that is no failure, and is not waited for.
-    const granted = await this.call(() => within(locking, Infinity, signal), false, whenUnanswered(unanswered));
-    if (granted === FAILED || granted === undefined || signal?.aborted) {
+    const granted = await this.call(() => settle(locking, { signal }), false, whenUnanswered(unanswered));
+    if (
+      granted === FAILED ||
+      granted === ABORTED ||
+      granted === TIMED_OUT ||
+      granted === undefined ||
+      signal?.aborted
+    ) {
       // Granted after the wait was given up: nobody would release it.
       locking.then((late) => late && this.release(late), noop);
       return NO_LOCK;
@@ -91,18 +97,13 @@ export class GuardedStore {
     bounded = true,
     failed: (error: unknown) => void = noop,
   ): Promise<T | typeof FAILED> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const call = Promise.resolve().then(operation);
       if (!bounded) return await call;
-      call.catch(noop);
-      const limit = this.timeoutMs;
-      const timeout = new Promise<never>((_, reject) => {
-        const unanswered = new Error(`it did not answer within ${Math.round(limit)} ms, \`storeTimeoutMs\``);
-        unanswered.name = UNANSWERED;
-        timer = setTimeout(() => reject(unanswered), limit);
-      });
-      return await Promise.race([call, timeout]);
+      const answer = await settle(call, { ms: this.timeoutMs });
+      if (answer === TIMED_OUT)
+        throw unanswered(`it did not answer within ${Math.round(this.timeoutMs)} ms, \`storeTimeoutMs\``);
+      return answer as Awaited<T>;
     } catch (error) {
       failed(error);
       const reason = this.secrets.mask(error instanceof Error ? error.message : String(error));
@@ -117,8 +118,6 @@ export class GuardedStore {
         ),
       );
       return FAILED;
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

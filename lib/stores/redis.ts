@@ -5,18 +5,10 @@
  * @module axios-token-keeper/redis-store
  */
 import { randomUUID } from 'node:crypto';
+import { settle } from '../deadline.js';
 import type { TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../types.js';
 import { parseRecord, recordToJson } from './record.js';
-import {
-  acquire,
-  Announcer,
-  checkStoreOptions,
-  describe,
-  keepAlive,
-  LEASE_DEFAULTS,
-  Wakeup,
-  within,
-} from './shared.js';
+import { acquire, Announcer, checkStoreOptions, describe, keepAlive, LEASE_DEFAULTS, Wakeup } from './shared.js';
 import type { Attempt, LeaseOptions, OptionNames } from './shared.js';
 
 /** The commands the store sends; an ioredis `Redis` or `Cluster` has them. */
@@ -221,7 +213,7 @@ export class RedisTokenStore implements TokenStore {
    */
   async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
     // Listening before the first try, so that the release is not missed; but never waiting on pub/sub for long.
-    await within(this.listen(), Math.min(this.options.pollMs, this.options.lockTimeoutMs));
+    await settle(this.listen(), { ms: Math.min(this.options.pollMs, this.options.lockTimeoutMs) });
     const owner = randomUUID();
     const release = () => this.command(this.client.eval(RELEASE, 1, this.keys.lock, owner, this.channel));
     const fence = await acquire(() => this.tryLock(owner), {

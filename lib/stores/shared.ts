@@ -1,5 +1,6 @@
 // What the stores that share the pair (file, Redis, browser) have in common: the lease options, the lock wait, the
 // lease, wake-ups, listeners and option checks. The record they keep is in record.ts.
+import { ABORTED, settle, TIMED_OUT, unanswered } from '../deadline.js';
 import type { TokenPair, TokenStoreLockRequest } from '../types.js';
 
 /** The options of a lock kept as a lease: every store that shares the pair between processes has them. */
@@ -112,12 +113,6 @@ export class Wakeup {
   }
 }
 
-/**
- * The name of the error of a lock try that got no answer: the store stopped answering, which the plugin tells from a
- * busy lock (it calls such a store no more in the same renewal).
- */
-export const UNANSWERED = 'TokenStoreUnansweredError';
-
 /** How {@link acquire} waits: the store's lease options, and what the plugin asked of this lock. */
 export interface AcquireTiming<T> {
   lockTimeoutMs: number;
@@ -157,46 +152,23 @@ export async function acquire<T>(attempt: () => Promise<Attempt<T>>, timing: Acq
     const limit = Math.max(0, Math.min(tryTimeoutMs, left));
     const wakes = timing.wakeup.count;
     const trying = attempt();
-    const tried = await within(trying, limit, signal);
-    if (tried === undefined || signal?.aborted) {
+    const tried = await settle(trying, { ms: limit, signal });
+    if (tried === TIMED_OUT || tried === ABORTED || signal?.aborted) {
       trying.then((late) => 'granted' in late && timing.abandon(late.granted)).catch(() => undefined);
       signal?.throwIfAborted();
       // Cut short by the deadline after tries that were refused: the lock is busy, the store merely slow.
       if (refused && limit < tryTimeoutMs) throw busy();
-      const error = new Error(
+      throw unanswered(
         `${what} got no answer to a try within ${Math.round(limit)} ms (` +
           (limit < tryTimeoutMs ? '`lockTimeoutMs`' : "the plugin's `storeTimeoutMs`") +
           '): the store stopped answering; the lock was not found busy.',
       );
-      error.name = UNANSWERED;
-      throw error;
     }
     if ('granted' in tried) return tried.granted;
     refused = true;
     const fallback = timing.hearsReleases?.() ? 20 * pollMs : pollMs;
     const sleep = Math.min(fallback * (0.5 + Math.random() / 2), tried.retryInMs, deadline - Date.now());
     await timing.wakeup.sleep(Math.max(1, sleep), signal, wakes);
-  }
-}
-
-/** `promise`'s value, or undefined once `ms` have passed or `signal` aborted. */
-export async function within<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let stop: (() => void) | undefined;
-  if (signal?.aborted) {
-    promise.catch(() => undefined);
-    return undefined;
-  }
-  const late = new Promise<undefined>((resolve) => {
-    stop = () => resolve(undefined);
-    if (ms !== Infinity) timer = setTimeout(stop, Math.max(0, ms));
-    signal?.addEventListener('abort', stop, { once: true });
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-    if (stop) signal?.removeEventListener('abort', stop);
   }
 }
 
