@@ -30,7 +30,7 @@ function start(options: FleetOptions): Promise<Fleet> {
   return fleets.start(options);
 }
 
-/** Each test its own keys, so that no pair of an earlier test is adopted. */
+/** Each test its own keys, so that no pair of an earlier test is loaded. */
 function redisStore(pubsub: boolean): () => Promise<FleetStoreConfig> {
   return () => Promise.resolve({ kind: 'redis', url: server().url, prefix: `fleet-test:${randomUUID()}`, pubsub });
 }
@@ -77,7 +77,7 @@ describe.each(SHARED_STORES)('4 processes sharing %s', (_name, makeStore) => {
     expect(last.reduce((sum, reply) => sum + reply.stats.refreshes, 0)).toBe(3);
     expect(last.map((reply) => reply.stats.failures)).toEqual([0, 0, 0, 0]);
     // The three that did not log in took the pair from the store.
-    expect(rounds[0]!.filter((reply) => reply.events.some((event) => event.name === 'adopt'))).toHaveLength(3);
+    expect(rounds[0]!.filter((reply) => reply.events.some((event) => event.name === 'load'))).toHaveLength(3);
   }, 30_000);
 });
 
@@ -221,7 +221,7 @@ describe.each(EACH_KIND)('a process restarted on %s', (_name, makeStore) => {
     expect(sumBursts([...before, ...after])).toMatchObject({ ok: 40, failed: 0 });
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 0, rejected: 0 });
     expect(after[0]!.stats).toEqual({ logins: 0, refreshes: 0, replays: 0, failures: 0 });
-    expect(countEvents(after, 'adopt')).toBe(1);
+    expect(countEvents(after, 'load')).toBe(1);
   }, 30_000);
 });
 

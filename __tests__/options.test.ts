@@ -147,7 +147,7 @@ describe('the handle', () => {
     const seen: Array<[keyof TokenAuthEvents, unknown]> = [];
     const listen = <E extends keyof TokenAuthEvents>(event: E) =>
       auth.on(event, (payload) => seen.push([event, payload]));
-    const stops = (['login', 'refresh', 'replay', 'logout', 'failure', 'adopt'] as const).map(listen);
+    const stops = (['login', 'refresh', 'replay', 'logout', 'failure', 'load'] as const).map(listen);
 
     await api.get('/orders');
     service.expireAccessTokens();

@@ -104,7 +104,7 @@ describe('a Redis Cluster of 3 masters', () => {
     expect(refreshTokensSent(service)).toEqual({ calls: 3, distinct: 3 });
     expect(total.events.filter((event) => event.name === 'failure')).toEqual([]);
     // The three that did not log in took the pair from the cluster.
-    expect(rounds[0]!.filter((reply) => reply.events.some((event) => event.name === 'adopt'))).toHaveLength(3);
+    expect(rounds[0]!.filter((reply) => reply.events.some((event) => event.name === 'load'))).toHaveLength(3);
     expect(await storedOnItsNode(cluster, prefix)).toBe(true);
   }, 40_000);
 

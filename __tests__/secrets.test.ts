@@ -387,7 +387,7 @@ describe('axios errors of data calls that reach the caller', () => {
 });
 
 describe('event payloads', () => {
-  it('login, refresh, adopt, replay, failure and logout carry no secret', async () => {
+  it('login, refresh, load, replay, failure and logout carry no secret', async () => {
     const store = new MemoryTokenStore();
     const first = rig({ store, tokenRetries: 0 });
     const second = rig({ store, tokenRetries: 0 }, first.service);
@@ -404,7 +404,7 @@ describe('event payloads', () => {
     await first.auth.logout();
 
     expect(events(firstEvents)).toEqual(['login', 'refresh', 'replay', 'logout']);
-    expect(events(secondEvents)).toEqual(['adopt', 'adopt', 'failure:TOKEN_SERVICE_UNAVAILABLE']);
+    expect(events(secondEvents)).toEqual(['load', 'load', 'failure:TOKEN_SERVICE_UNAVAILABLE']);
     expect(service.issued).toHaveLength(4);
     expectNothingLeaked(error, [...firstEvents, ...secondEvents], secretsOf(service));
   });

@@ -49,8 +49,8 @@ describe('the plugin under a shared store', () => {
     const path = join(dir, 'tokens.json');
     const { api, auth, service } = rig({ store: new FileTokenStore(path) });
     await api.get('/prime');
-    const adopted: TokenAuthEvents['adopt'][] = [];
-    auth.on('adopt', (event) => adopted.push(event));
+    const loaded: TokenAuthEvents['load'][] = [];
+    auth.on('load', (event) => loaded.push(event));
     service.expireAccessTokens();
     service.tokenDelayMs = 300;
 
@@ -72,7 +72,7 @@ describe('the plugin under a shared store', () => {
     expect(response.status).toBe(200);
     expect(await other.get()).toEqual(newer);
     expect(await auth.getTokens()).toEqual(newer);
-    expect(adopted).toHaveLength(1);
+    expect(loaded).toHaveLength(1);
     const dataCalls = service.received.filter((entry) => entry.route === 'data');
     expect(dataCalls.at(-1)?.authorization).toBe(`Bearer ${newer.access}`);
     expect(service.count('token')).toBe(1);

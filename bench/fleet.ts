@@ -5,7 +5,7 @@
 // tokens, and every process fires its requests again. It reports:
 //   token calls per expiry   the emulator's logins and refreshes after the first login, over the expiries;
 //   handover                 for each process that waited while another renewed, the time from the renewer's new
-//                            pair being written (its `refresh` event) to this process taking it (its `adopt`
+//                            pair being written (its `refresh` event) to this process taking it (its `load`
 //                            event): the extra latency that sharing adds, median and p99 over all waits (a
 //                            process that hears of the pair through pub/sub or fs.watch before the renewer's
 //                            own event fires counts as no wait);
@@ -129,8 +129,8 @@ async function measure(variant: Variant, dir: string, redisUrl: string, run: num
         }
         waiterLatencies.push(...reply.latenciesMs);
         // A pub/sub message can bring the pair a hair before the renewer's own event fires: no wait at all.
-        const adopted = reply.events.find((event) => event.name === 'adopt');
-        if (adopted) handovers.push(Math.max(0, adopted.at - renewedAt));
+        const loaded = reply.events.find((event) => event.name === 'load');
+        if (loaded) handovers.push(Math.max(0, loaded.at - renewedAt));
       }
     }
     const { logins, refreshes } = emulator.counters;

@@ -31,7 +31,7 @@ export function useTokenAuth(): { signedIn: boolean; problem: TokenAuthErrorCode
         setSignedIn(true);
         setProblem(null);
       }),
-      auth.on('adopt', () => setSignedIn(true)),
+      auth.on('load', () => setSignedIn(true)),
       auth.on('logout', () => setSignedIn(false)),
       // Another tab logged in or out: the store tells every tab.
       store.subscribe((pair) => setSignedIn(pair !== null)),

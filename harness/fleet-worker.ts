@@ -46,7 +46,7 @@ function readConfig(): WorkerConfig {
   return JSON.parse(text) as WorkerConfig;
 }
 
-/** Events since the last reply, so that a reply carries what happened between bursts too (a pub/sub adopt). */
+/** Events since the last reply, so that a reply carries what happened between bursts too (a pub/sub load). */
 let pending: FleetEvent[] = [];
 
 function record(event: FleetEvent): void {
@@ -197,7 +197,7 @@ async function main(): Promise<void> {
   });
   auth.on('login', ({ reason, durationMs }) => record({ name: 'login', at: Date.now(), reason, durationMs }));
   auth.on('refresh', ({ reason, durationMs }) => record({ name: 'refresh', at: Date.now(), reason, durationMs }));
-  auth.on('adopt', () => record({ name: 'adopt', at: Date.now() }));
+  auth.on('load', () => record({ name: 'load', at: Date.now() }));
   auth.on('failure', ({ operation, code, error }) =>
     record({ name: 'failure', at: Date.now(), operation, code, message: describeError(error) }),
   );

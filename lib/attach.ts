@@ -1,21 +1,14 @@
-import { AxiosHeaders, getAdapter, isAxiosError } from 'axios';
-import type {
-  AxiosAdapter,
-  AxiosError,
-  AxiosInstance,
-  AxiosRequestConfig,
-  AxiosResponse,
-  InternalAxiosRequestConfig,
-} from 'axios';
-import { Emitter } from './events.js';
-import type { Held } from './held-pair.js';
-import { DEFAULTS, resolveOptions } from './options.js';
-import { answeredFrom, OriginPolicy, requestURL } from './origins.js';
-import { TokenKeeper } from './renewal.js';
-import type { Ticket } from './renewal.js';
-import { isStream, SecretList } from './redact.js';
+import { getAdapter } from 'axios';
+import type { AxiosAdapter, AxiosInstance, AxiosRequestConfig, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
+import type { PairInUse } from './account.js';
+import { resolveOptions } from './options.js';
+import { OriginPolicy } from './origins.js';
+import { SecretList } from './redact.js';
+import { Renewals } from './renewal.js';
+import { Replays } from './replay.js';
+import { Reports } from './reports.js';
 import { TokenClient } from './token-client.js';
-import type { TokenAuth, TokenAuthEvents, TokenAuthOptions } from './types.js';
+import type { TokenAuth, TokenAuthOptions } from './types.js';
 
 /** Marks an instance as attached; `Symbol.for`, so that two copies of the package see each other's mark. */
 const ATTACHED = Symbol.for('axios-token-keeper.attached');
@@ -50,20 +43,18 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     );
   }
   const resolved = resolveOptions(instance, options);
-  const events = new Emitter<TokenAuthEvents>();
+  const reports = new Reports();
   const secrets = new SecretList();
-  const keeper = new TokenKeeper(resolved, new TokenClient(resolved), events, secrets);
   const origins = new OriginPolicy(resolved.origins);
+  const client = new TokenClient(resolved, (operation) => renewals.account.spend(operation));
+  const renewals = new Renewals(resolved, client, reports, secrets);
+  const replays = new Replays(renewals, reports, secrets, origins, resolved);
   let ejected = false;
+  const isEjected = (): boolean => ejected;
 
   // The adapter a request would have used without the plugin, under a symbol of this attachment alone.
   const inner = Symbol('axios-token-keeper.adapter');
   type Armed = InternalAxiosRequestConfig & { [inner]?: AdapterSetting };
-
-  // An axios error leaving the plugin (a CanceledError while waiting, too) may carry a token in its config.
-  const redacted = (error: unknown): never => {
-    throw isAxiosError(error) ? secrets.axiosError(error) : error;
-  };
 
   // Node follows redirects itself: a hop to an origin outside `origins` must not take the token along, in whatever
   // header applyToken put it (follow-redirects drops only Authorization, and keeps it for subdomains).
@@ -87,43 +78,6 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
   };
 
   /**
-   * After a refusal: the pair to send the request with once more, or the refusal itself, redacted, for the caller.
-   * A replay refused for a pair that a later renewal has replaced (tokens that expired again meanwhile) goes once
-   * more with the newer one; refused with the current pair, it goes to the caller.
-   */
-  const recover = async (error: unknown, ticket: Ticket, config: InternalAxiosRequestConfig): Promise<Held> => {
-    if (!isAxiosError(error)) throw error;
-    // A refusal from elsewhere (a redirect to another origin, which got no token) is not about our token.
-    const answeredBy = answeredFrom(error.request);
-    if (ejected || !isTokenRefusal(error, config) || (answeredBy !== undefined && !origins.allowsURL(answeredBy)))
-      throw secrets.axiosError(error);
-    const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
-    // A stream was consumed by the first send and cannot go again: the renewal is for the requests that follow.
-    if (isStream(config.data)) {
-      await keeper.afterStreamRejection(ticket, endpoint, config).catch(redacted);
-      throw secrets.axiosError(error);
-    }
-    const held = ticket.replay
-      ? await keeper.afterReplayRejection(ticket, endpoint, config)
-      : await keeper.afterRejection(ticket, endpoint, config).catch(redacted);
-    // After eject() the request would go out without a token.
-    if (held === null || ejected) throw secrets.axiosError(error);
-    keeper.noteReplay();
-    events.emit('replay', { method: (config.method ?? 'get').toUpperCase(), url: secrets.mask(config.url ?? '') });
-    return held;
-  };
-
-  /**
-   * Whether the service refused the token, judged on the answer as the caller would see it: a custom test gets the
-   * body parsed; the default one reads the status only, and is spared the parsing.
-   */
-  const isTokenRejected = resolved.isTokenRejected;
-  const isTokenRefusal: (error: AxiosError, config: InternalAxiosRequestConfig) => boolean =
-    isTokenRejected === DEFAULTS.isTokenRejected
-      ? isTokenRejected
-      : (error, config) => isTokenRejected(withParsedBody(error, config));
-
-  /**
    * The adapter every request goes out through. It runs after all request interceptors, with the body serialised,
    * and before any response interceptor: the token goes on here, a refused request is caught here, waits for the one
    * shared renewal, and is sent again as it was, so interceptors run once and never see a refusal the plugin cured.
@@ -137,30 +91,32 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
       return adapter(config);
     }
     guardRedirects(config);
-    const held = keeper.usable(config);
-    if (held) return attempt(adapter, config, held, false);
-    return keeper.grant(config).then((granted) => attempt(adapter, config, keeper.freshest(granted), false), redacted);
+    const ready = renewals.ready(config);
+    if (ready) return attempt(adapter, config, ready, false);
+    return renewals
+      .grant(config)
+      .then((granted) => attempt(adapter, config, renewals.freshest(granted), false), replays.masked);
   };
 
-  /** One send with `held`'s token; after a refusal, the next with the pair `recover` gives, or the refusal itself. */
+  /** One send with `inUse`'s token; after a refusal, the next with the pair the replays give, or the refusal. */
   const attempt = (
     adapter: AxiosAdapter,
     config: InternalAxiosRequestConfig,
-    held: Held,
+    inUse: PairInUse,
     replay: boolean,
   ): Promise<AxiosResponse> => {
-    const ticket = keeper.ticket(held, replay);
-    resolved.applyToken(config, held.pair.access);
+    const ticket = replays.ticket(inUse, replay);
+    resolved.applyToken(config, inUse.pair.access);
     const sent = adapter(config);
     // A replay accepted is a renewal that cured a refusal, which the back-off waits for; a first send is not.
     const answered = replay
       ? sent.then((response) => {
-          keeper.cured(ticket);
+          replays.cured(ticket);
           return response;
         })
       : sent;
     return answered.catch(async (error: unknown) =>
-      attempt(adapter, config, await recover(error, ticket, config), true),
+      attempt(adapter, config, await replays.recover(error, ticket, config, isEjected), true),
     );
   };
 
@@ -182,35 +138,16 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
       ejected = true;
       instance.interceptors.request.eject(requestId);
       delete target[ATTACHED];
-      keeper.close();
+      renewals.close();
     },
-    accessToken: () => keeper.accessToken(),
-    getTokens: () => keeper.tokens(),
-    login: (credentials) => keeper.login(credentials),
-    setTokens: (tokens) => keeper.setTokens(tokens),
-    refresh: () => keeper.refresh(),
-    logout: () => keeper.logout(),
-    flush: () => keeper.flush(),
-    on: (event, listener) => events.on(event, listener),
-    stats: () => keeper.stats(),
+    accessToken: () => renewals.accessToken(),
+    getTokens: () => renewals.tokens(),
+    login: (credentials) => renewals.login(credentials),
+    setTokens: (tokens) => renewals.setTokens(tokens),
+    refresh: () => renewals.refresh(),
+    logout: () => renewals.logout(),
+    flush: () => renewals.flush(),
+    on: (event, listener) => reports.on(event, listener),
+    stats: () => reports.stats(),
   };
-}
-
-/**
- * `error` as the caller will see it, its body run through the request's `transformResponse` (JSON parsed), for a
- * custom `isTokenRejected` that reads the body; axios does the same to the error the plugin lets through.
- */
-function withParsedBody(error: AxiosError, config: InternalAxiosRequestConfig): AxiosError {
-  const response = error.response;
-  if (!response) return error;
-  let data = response.data;
-  try {
-    const headers = AxiosHeaders.from(response.headers as AxiosHeaders).normalize(false);
-    for (const transform of [config.transformResponse ?? []].flat())
-      data = transform.call(config, data, headers, response.status) as unknown;
-  } catch {
-    data = response.data;
-  }
-  const view = Object.create(Object.getPrototypeOf(error) as object) as AxiosError;
-  return Object.assign(view, error, { response: { ...response, data } });
 }

@@ -1,14 +1,18 @@
 import { TokenAuthError } from './errors.js';
 import type { TokenBudgetLimits } from './types.js';
 
+/** The two calls that generate a token: the login, and the token call with the refresh token. */
 export type TokenOperation = 'login' | 'refresh';
+
+/** The calls spent in the window, as the account's record keeps them: when each left (epoch ms). */
+export type SpentCalls = Record<TokenOperation, number[]>;
 
 /**
  * Counts the calls that may generate a token, in a rolling window, and refuses one past the limit before it
  * leaves: the identity provider may suspend an account that generates too many, whatever the reason.
  */
 export class TokenBudget {
-  private readonly spent: Record<TokenOperation, number[]> = { login: [], refresh: [] };
+  private spent: SpentCalls = { login: [], refresh: [] };
 
   constructor(
     private readonly limits: TokenBudgetLimits,
@@ -32,5 +36,17 @@ export class TokenBudget {
       );
     }
     times.push(now);
+  }
+
+  get state(): SpentCalls {
+    const since = this.clock() - this.limits.windowMs;
+    return {
+      login: this.spent.login.filter((at) => at > since),
+      refresh: this.spent.refresh.filter((at) => at > since),
+    };
+  }
+
+  set state(spent: SpentCalls) {
+    this.spent = { login: [...spent.login], refresh: [...spent.refresh] };
   }
 }

@@ -1,5 +1,33 @@
-// The policies the renewal consults before it spends a token call: small objects that each remember one thing.
+// The policies the renewal consults before it spends a token call: small objects that each remember one thing, and
+// can give it to (and take it from) the account's record.
 import { TokenAuthError } from './errors.js';
+import type { TokenAuthErrorCode } from './errors.js';
+
+/** A login pause as the account's record keeps it. */
+export interface LoginPause {
+  /** Automatic logins wait until then (epoch ms). */
+  until: number;
+  /** Rejections in a row: each doubles the pause. */
+  rejections: number;
+  /** The rejection, as the paused logins report it. */
+  code: TokenAuthErrorCode;
+  message: string;
+  status?: number;
+}
+
+/** Refusals that renewing did not cure, as the account's record keeps them. */
+export interface RefusalMemory {
+  /** Endpoints whose refusals a renewal did not cure, and until when (epoch ms) that is believed. */
+  uncured: Array<[endpoint: string, until: number]>;
+  /** The one endpoint that refused a renewed pair since the last cure, while refusals are not general. */
+  refusedOn?: string;
+  /** Refusals are general: renewals for them wait for the back-off. */
+  general: boolean;
+  /** Renewals since refusals turned general that cured nothing: each doubles the wait. */
+  uncuredRenewals: number;
+  /** The next renewal for a refusal may go then (epoch ms). */
+  until: number;
+}
 
 /**
  * After the service rejects the login (the credentials, or an address that has no login call), automatic logins
@@ -8,6 +36,28 @@ import { TokenAuthError } from './errors.js';
  */
 export class LoginCooldown {
   private block: { until: number; error: TokenAuthError; rejections: number } | null = null;
+
+  /** What the account record keeps of the pause: its end, the rejections in a row, and the rejection's words. */
+  get state(): LoginPause | null {
+    const block = this.block;
+    if (!block) return null;
+    const { code, message, status } = block.error;
+    return {
+      until: block.until,
+      rejections: block.rejections,
+      code,
+      message,
+      ...(status === undefined ? {} : { status }),
+    };
+  }
+
+  set state(pause: LoginPause | null) {
+    this.block = pause && {
+      until: pause.until,
+      rejections: pause.rejections,
+      error: new TokenAuthError(pause.code, pause.message, pause.status === undefined ? {} : { status: pause.status }),
+    };
+  }
 
   constructor(
     private readonly baseMs: number,
@@ -76,6 +126,16 @@ export class UncuredEndpoints {
   /** The next login may be another account, whose permissions are its own. */
   clear(): void {
     this.until.clear();
+  }
+
+  get state(): RefusalMemory['uncured'] {
+    const now = this.clock();
+    return [...this.until].filter(([, until]) => until > now);
+  }
+
+  set state(uncured: RefusalMemory['uncured']) {
+    this.until.clear();
+    for (const [endpoint, until] of uncured.slice(-UNCURED_ENDPOINTS)) this.until.set(endpoint, until);
   }
 }
 
@@ -146,6 +206,19 @@ export class RenewalBackoff {
     this.uncuredRenewals = 0;
     this.lastUncured = -1;
   }
+
+  /** The back-off as the record keeps it; which pair was refused last is this holder's own numbering, and stays. */
+  get state(): Omit<RefusalMemory, 'uncured'> {
+    const { general, uncuredRenewals, until, refusedOn } = this;
+    return { general, uncuredRenewals, until, ...(refusedOn === undefined ? {} : { refusedOn }) };
+  }
+
+  set state(memory: Omit<RefusalMemory, 'uncured'>) {
+    this.general = memory.general;
+    this.uncuredRenewals = memory.uncuredRenewals;
+    this.until = memory.until;
+    this.refusedOn = memory.refusedOn;
+  }
 }
 
 /**
@@ -200,6 +273,15 @@ export class RefusalPolicy {
     this.endpoints.clear();
     this.backoff.reset();
     this.streamRenewals.clear();
+  }
+
+  get state(): RefusalMemory {
+    return { uncured: this.endpoints.state, ...this.backoff.state };
+  }
+
+  set state({ uncured, ...backoff }: RefusalMemory) {
+    this.endpoints.state = uncured;
+    this.backoff.state = backoff;
   }
 }
 

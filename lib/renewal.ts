@@ -1,98 +1,124 @@
 import type { InternalAxiosRequestConfig } from 'axios';
-import { abortable, succeeds, throwIfCanceled } from './abort.js';
+import { Account } from './account.js';
+import type { PairInUse } from './account.js';
+import { abortable, throwIfCanceled } from './abort.js';
 import { credentialsFor } from './credentials.js';
 import { hasCode, TokenAuthError } from './errors.js';
-import type { Emitter } from './events.js';
-import { GuardedStore, StoreSession } from './guarded-store.js';
-import { SharedPair } from './shared-pair.js';
-import { HeldPair } from './held-pair.js';
-import type { Held } from './held-pair.js';
 import type { ResolvedOptions } from './options.js';
 import { pairFromAnswer } from './parse.js';
-import { LoginCooldown, RefusalPolicy } from './policies.js';
 import type { SecretList } from './redact.js';
+import type { Reports } from './reports.js';
+import { StoreLink, StoreTurn } from './store-link.js';
 import { MemoryTokenStore } from './stores/memory.js';
 import type { TokenClient } from './token-client.js';
-import type { Credentials, ParsedTokens, RenewalReason, TokenAuthEvents, TokenAuthStats, TokenPair } from './types.js';
+import type { Credentials, ParsedTokens, RenewalReason, TokenPair } from './types.js';
 
 /**
- * What a request carried: which pair, how many renewals had failed when it left, and in which logout epoch. No secret
- * in it.
+ * Where the renewals of one attachment stand. What moves them, in one table (a request "needs a pair" when none is in
+ * use or the one in use is known to be expired; a "refusal" is a 401 of the pair in use that the replay rules let
+ * renew, see replay.ts):
+ *
+ * | from       | what happens                                   | to                                              |
+ * | ---------- | ---------------------------------------------- | ----------------------------------------------- |
+ * | idle       | a request needs a pair; a refusal; the user's  | renewing (reason `no-token`, `expired`,         |
+ * |            | `login()` or `refresh()`                       | `rejected` or `manual`)                         |
+ * | renewing   | a request needs a pair; a refusal              | renewing: it waits for the same renewal         |
+ * | renewing   | the renewal brings a pair (its own, or one     | idle, the pair in use (generation + 1)          |
+ * |            | another holder stored)                         |                                                 |
+ * | renewing   | the renewal fails                              | failed (`failures` + 1, the error kept)         |
+ * | failed     | a late refusal of a request sent before it     | failed: the request shares that error           |
+ * | failed     | a request needs a pair; a refusal since        | renewing                                        |
+ * | any        | `logout()`                                     | the pair dropped, `epoch` + 1: renewals under   |
+ * |            |                                                | way end with LOGGED_OUT                         |
+ *
+ * One renewal, under the store's lock ({@link Renewals.run}): waits for the lock, or takes the pair another holder
+ * stored meanwhile → reads the store, and takes a newer valid pair found there → else refreshes (with the refresh
+ * token, or the cookie) or logs in (none held, or `login()`) → a refused refresh token: takes the pair another holder
+ * stored meanwhile, else drops the dead pair and logs in → keeps the new pair and has it written after the waiting
+ * requests have it. A login waits out the account's login pause; every call spends the account's budget.
  */
-export interface Ticket {
-  readonly generation: number;
-  readonly failures: number;
-  readonly epoch: number;
-  /** The request is a replay: its 401 goes to the caller. */
-  readonly replay: boolean;
-}
+export type RenewalState =
+  | { readonly name: 'idle' }
+  | { readonly name: 'renewing'; readonly reason: RenewalReason; readonly renewal: Promise<PairInUse> }
+  | { readonly name: 'failed'; readonly error: unknown };
 
 /** `auto` follows the client rule; `login` and `refresh` are the user's explicit calls. */
 type Mode = 'auto' | 'login' | 'refresh';
 
 /**
- * What one renewal runs under: the logout epoch it started in, the store as it uses it (under the lock, if any), and
+ * What one renewal runs under: the logout epoch it started in, its turn at the store (under the lock, if any), and
  * the credentials `auth.login()` was given for it alone.
  */
 interface Scope {
   readonly epoch: number;
-  readonly session: StoreSession;
+  readonly turn: StoreTurn;
   readonly credentials?: Credentials | undefined;
 }
 
-type Operation = TokenAuthEvents['failure']['operation'];
-
-const noop = (): void => {};
+const ignore = (): void => {};
 
 /**
- * Holds the tokens and decides when to log in or renew: the state machine of the client rule. A renewal is one
- * shared promise: the first caller starts it, everyone else awaits it, and everyone gets its outcome. What it
- * consults and calls sits beside it: the store behind a guard, the token client, the login cooldown, the memory
- * of endpoints a renewal does not cure, and the secrets to mask.
+ * The renewals of one attachment: the state machine above. A renewal is one shared promise: the first caller starts
+ * it, everyone else awaits it, and everyone gets its outcome. What it consults sits beside it: the account (the pair
+ * in use and the guards), the link to the store, and the token client.
  */
-export class TokenKeeper {
-  private readonly counts: TokenAuthStats = { logins: 0, refreshes: 0, replays: 0, failures: 0 };
-  private readonly store: GuardedStore;
-  private readonly cooldown: LoginCooldown;
-  private readonly refusals: RefusalPolicy;
-  private readonly pairs: HeldPair;
-  private readonly shared: SharedPair;
-  private inflight: Promise<Held> | null = null;
+export class Renewals {
+  readonly account: Account;
+  private readonly link: StoreLink;
+  private state: RenewalState = { name: 'idle' };
   /** Bumped by logout(): a renewal that started before it must not bring the old account back. */
-  private epoch = 0;
-  /** The token call refused the cookie while no refresh token was held: no more such calls until a pair comes. */
-  private cookieRefused = false;
-  /** Renewals that failed so far, and the error of the last: what the late 401s of their requests share. */
-  private failures = 0;
+  private epochCount = 0;
+  /** Renewals that failed so far: what tells a late refusal (of a request sent before the last failure) apart. */
+  private failedCount = 0;
+  /** The error of the last renewal that failed, which such a late refusal shares. */
   private lastFailure: unknown;
 
   constructor(
     private readonly options: ResolvedOptions,
     private readonly client: TokenClient,
-    private readonly events: Emitter<TokenAuthEvents>,
+    private readonly reports: Reports,
     private readonly secrets: SecretList,
   ) {
-    this.store = new GuardedStore(options.store ?? new MemoryTokenStore(), options.storeTimeoutMs, secrets, (error) =>
-      this.report('store', error),
+    // A pair can come back (a store event, then a write refused by the fence): it was loaded once.
+    this.account = new Account(options, (pair, fromStore) => {
+      if (!secrets.remember(pair) && fromStore) reports.load(pair);
+    });
+    this.link = new StoreLink(
+      options.store ?? new MemoryTokenStore(),
+      options.storeTimeoutMs,
+      this.account,
+      secrets,
+      (e) => reports.failure('store', e),
     );
-    this.pairs = new HeldPair(secrets, events, options.clock, options.marginFor);
-    this.cooldown = new LoginCooldown(options.loginCooldownMs, options.clock);
-    this.refusals = new RefusalPolicy(options.accessTokenLifetimeMs, options.clock);
-    this.shared = new SharedPair(this.store, this.pairs);
+  }
+
+  /** The renewal under way, if any. */
+  get renewal(): Promise<PairInUse> | undefined {
+    return this.state.name === 'renewing' ? this.state.renewal : undefined;
+  }
+
+  /** The logout epoch: requests sent in an earlier one must not renew. */
+  get epoch(): number {
+    return this.epochCount;
+  }
+
+  /** How many renewals failed so far, and the error of the last, which late refusals share. */
+  get failures(): { count: number; last: unknown } {
+    return { count: this.failedCount, last: this.lastFailure };
   }
 
   /**
-   * The pair a request should carry: waits for a renewal under way, logs in when none is held, renews one known to
+   * The pair a request should carry: waits for a renewal under way, logs in when none is in use, renews one known to
    * be expired. A request aborted meanwhile stops waiting; the renewal goes on for the others.
    */
-  async grant(config?: InternalAxiosRequestConfig): Promise<Held> {
+  async grant(config?: InternalAxiosRequestConfig): Promise<PairInUse> {
     const waitFor = <T>(promise: Promise<T>): Promise<T> => (config ? abortable(promise, config) : promise);
     if (config) throwIfCanceled(config);
-    if (this.inflight) await waitFor(this.inflight);
-    if (!this.shared.loaded) await this.shared.load();
-    const held = this.pairs.current;
-    if (held && !this.pairs.expired(held)) return held;
-    return waitFor(this.renew(held ? 'expired' : 'no-token'));
+    if (this.renewal) await waitFor(this.renewal);
+    if (!this.link.loaded) await this.link.load();
+    const inUse = this.account.current;
+    if (inUse && !this.account.expired(inUse)) return inUse;
+    return waitFor(this.renew(inUse ? 'expired' : 'no-token'));
   }
 
   /** A valid access token for use outside axios, by the same rule and single flight as a request. */
@@ -104,191 +130,135 @@ export class TokenKeeper {
    * The pair a request may carry right away, without waiting for anything: the hot path. Undefined sends the request
    * through `grant`, which also rejects a request already canceled.
    */
-  usable(config: InternalAxiosRequestConfig): Held | undefined {
-    const held = this.pairs.current;
-    if (!held || this.inflight || !this.shared.loaded || config.signal?.aborted || config.cancelToken?.reason)
-      return undefined;
-    return this.pairs.expired(held) ? undefined : held;
+  ready(config: InternalAxiosRequestConfig): PairInUse | undefined {
+    const inUse = this.account.current;
+    if (!inUse || this.state.name === 'renewing' || !this.link.loaded) return undefined;
+    if (config.signal?.aborted || config.cancelToken?.reason) return undefined;
+    return this.account.expired(inUse) ? undefined : inUse;
   }
 
   /** `granted`, or a newer valid pair a renewal finished meanwhile (in the microtasks since `granted` was given). */
-  freshest(granted: Held): Held {
-    return this.pairs.newerThan(granted.generation) ?? granted;
-  }
-
-  /** The ticket of a request that leaves now with `held`. */
-  ticket(held: Held, replay: boolean): Ticket {
-    return { generation: held.generation, failures: this.failures, epoch: this.epoch, replay };
-  }
-
-  /**
-   * The pair to replay a request with, after the pair it carried was refused; null when the refusal must reach the
-   * caller as it is.
-   */
-  async afterRejection(ticket: Ticket, endpoint: string, config: InternalAxiosRequestConfig): Promise<Held | null> {
-    if (this.inflight) await abortable(this.inflight, config);
-    // Sent before a logout: its refusal must not log the user back in.
-    if (ticket.epoch !== this.epoch) return null;
-    // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
-    const newer = this.pairs.newerThan(ticket.generation);
-    if (newer) return newer;
-    // Renewing would cure nothing: a permission of this endpoint, or, while refusals are general, not yet again.
-    if (!this.refusals.mayRenewFor(endpoint)) return null;
-    // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
-    if (ticket.failures !== this.failures) throw this.lastFailure;
-    return abortable(this.renew('rejected'), config);
-  }
-
-  /**
-   * The pair to send a refused replay with once more: one that a renewal under way or finished since the replay left
-   * brought. Never renews, so replays cannot loop: each one more needs a renewal that other requests caused. Null
-   * when the replay was refused with the current pair: then renewing for `endpoint` would not help either.
-   */
-  async afterReplayRejection(
-    ticket: Ticket,
-    endpoint: string,
-    config: InternalAxiosRequestConfig,
-  ): Promise<Held | null> {
-    // A wait that ended in an abort or a failed renewal says nothing about whether renewing cures this endpoint.
-    if (this.inflight && !(await succeeds(abortable(this.inflight, config)))) return null;
-    const newer = this.pairs.newerThan(ticket.generation);
-    if (!newer && this.pairs.current?.generation === ticket.generation)
-      this.refusals.uncured(ticket.generation, endpoint);
-    return newer;
-  }
-
-  /**
-   * After a refused request whose body cannot be sent again: renews as for any refusal, for the requests that follow.
-   * The next such request refused on the same endpoint with the renewed pair plays the replay's part: renewing did not
-   * cure that endpoint.
-   */
-  async afterStreamRejection(ticket: Ticket, endpoint: string, config: InternalAxiosRequestConfig): Promise<void> {
-    if (this.refusals.streamRenewedWith(endpoint) === ticket.generation) {
-      await this.afterReplayRejection(ticket, endpoint, config);
-      return;
-    }
-    const held = await this.afterRejection(ticket, endpoint, config);
-    if (held) this.refusals.streamRenewed(endpoint, held.generation);
-  }
-
-  /** A replay that carried `ticket`'s pair was accepted: a renewal cured a refusal, so renewals cure again. */
-  cured(ticket: Ticket): void {
-    this.refusals.cured(ticket.generation);
-  }
-
-  noteReplay(): void {
-    this.counts.replays += 1;
-  }
-
-  stats(): TokenAuthStats {
-    return { ...this.counts };
+  freshest(granted: PairInUse): PairInUse {
+    return this.account.newerThan(granted.generation) ?? granted;
   }
 
   async login(credentials?: Credentials): Promise<void> {
-    while (this.inflight) await this.inflight.catch(noop);
-    if (credentials) this.refusals.forget();
+    await this.idle();
+    if (credentials) this.account.refusals.forget();
     await this.renew('manual', 'login', credentials);
-    await this.shared.settled();
+    await this.link.settled();
   }
 
-  /** Holds a pair obtained elsewhere, and writes it to the store under its lock, as a renewal would. */
+  /** Uses a pair obtained elsewhere, and writes it to the store under its lock, as a renewal would. */
   async setTokens(tokens: ParsedTokens | TokenPair): Promise<void> {
     if (typeof tokens?.access !== 'string' || tokens.access === '')
       throw new TypeError('auth.setTokens: pass { access, refresh?, expiresIn? } with a non-empty `access` token.');
-    while (this.inflight) await this.inflight.catch(noop);
-    const session = await this.shared.session();
+    await this.idle();
+    const turn = await this.link.turn();
     try {
       const { expiresAt } = tokens as TokenPair;
       const pair =
         expiresAt === undefined
           ? this.pairFrom(tokens, undefined)
           : { ...this.pairFrom({ access: tokens.access }, tokens.refresh), expiresAt };
-      this.keep(pair, { epoch: this.epoch, session });
+      this.keep(pair, { epoch: this.epochCount, turn });
     } finally {
-      await session.end();
+      await turn.end();
     }
   }
 
   async refresh(): Promise<void> {
-    while (this.inflight) await this.inflight.catch(noop);
+    await this.idle();
     await this.renew('manual', 'refresh');
-    await this.shared.settled();
+    await this.link.settled();
   }
 
   async logout(): Promise<void> {
-    this.pairs.drop();
-    this.epoch += 1;
-    this.refusals.forget();
+    this.account.drop();
+    this.epochCount += 1;
+    this.account.refusals.forget();
     // Under the store's lock: a renewal that another holder (tab, process) is running ends first, so that its pair
-    // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT;
-    // the session's clear comes after the writes of the sessions before it.
-    const session = await this.shared.session();
-    await session.clear();
-    await session.end();
-    this.events.emit('logout', {});
+    // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT; the
+    // turn's clear comes after the writes of the turns before it.
+    const turn = await this.link.turn();
+    await turn.clear();
+    await turn.end();
+    this.reports.logout();
   }
 
   async tokens(): Promise<TokenPair | null> {
-    await this.shared.load();
-    return this.pairs.current && { ...this.pairs.current.pair };
+    await this.link.load();
+    return this.account.current && { ...this.account.current.pair };
   }
 
   /** Resolves once the renewal under way, if any, has ended, and the last renewal's writes are done. */
   async flush(): Promise<void> {
-    while (this.inflight) await this.inflight.catch(noop);
-    await this.shared.settled();
+    await this.idle();
+    await this.link.settled();
   }
 
   close(): void {
-    this.shared.close();
+    this.link.close();
   }
 
-  private renew(reason: RenewalReason, mode: Mode = 'auto', credentials?: Credentials): Promise<Held> {
-    if (this.inflight) return this.inflight;
-    const renewal = this.runRenewal(reason, mode, this.pairs.current?.pair, this.epoch, credentials);
-    this.inflight = renewal;
+  /** Starts a renewal for `reason`, or joins the one under way. */
+  renew(reason: RenewalReason, mode: Mode = 'auto', credentials?: Credentials): Promise<PairInUse> {
+    if (this.state.name === 'renewing') return this.state.renewal;
+    const renewal = this.run(reason, mode, this.account.current?.pair, this.epochCount, credentials);
+    this.state = { name: 'renewing', reason, renewal };
     // Waiters may all have been aborted: the shared promise must not become an unhandled rejection.
-    renewal
-      .catch((error: unknown) => {
-        this.failures += 1;
+    renewal.then(
+      () => this.settle(renewal, { name: 'idle' }),
+      (error: unknown) => {
+        this.failedCount += 1;
         this.lastFailure = error;
-      })
-      .finally(() => {
-        if (this.inflight === renewal) this.inflight = null;
-      });
+        this.settle(renewal, { name: 'failed', error });
+      },
+    );
     return renewal;
   }
 
-  private async runRenewal(
+  private settle(renewal: Promise<PairInUse>, next: RenewalState): void {
+    if (this.state.name === 'renewing' && this.state.renewal === renewal) this.state = next;
+  }
+
+  /** Resolves once no renewal is under way. */
+  private async idle(): Promise<void> {
+    while (this.renewal) await this.renewal.catch(ignore);
+  }
+
+  /** One renewal: see the paragraph under the table of {@link RenewalState}. */
+  private async run(
     reason: RenewalReason,
     mode: Mode,
     refused: TokenPair | undefined,
     epoch: number,
     credentials: Credentials | undefined,
-  ): Promise<Held> {
-    const session = mode === 'auto' ? await this.shared.renewalSession(refused) : await this.shared.session();
+  ): Promise<PairInUse> {
+    const turn = mode === 'auto' ? await this.link.turnForRenewal(refused) : await this.link.turn();
     // Another holder's pair arrived while this one waited for the lock.
-    if (!(session instanceof StoreSession)) return this.adopt(session.pair, epoch);
-    const scope: Scope = { epoch, session, credentials };
+    if (!(turn instanceof StoreTurn)) return this.takeStored(turn.pair, epoch);
+    const scope: Scope = { epoch, turn, credentials };
     try {
-      const stored = await this.shared.read(session);
+      const stored = await this.link.read(turn);
       // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
-      if (mode === 'auto' && stored && stored.access !== refused?.access && !this.pairs.expired(stored))
-        return this.adopt(stored, epoch);
+      if (mode === 'auto' && stored && stored.access !== refused?.access && !this.account.expired(stored))
+        return this.takeStored(stored, epoch);
       const basis = stored ?? refused;
       // A refresh token in a cookie is the browser's to send: the token call goes whether or not one is held here.
-      const canRefresh = basis?.refresh !== undefined || (this.options.refreshTokenInCookie && !this.cookieRefused);
+      const canRefresh =
+        basis?.refresh !== undefined || (this.options.refreshTokenInCookie && !this.account.cookieRefreshRefused);
       if (mode === 'login' || !canRefresh) return await this.loginWith(reason, mode, scope);
       try {
         return await this.refreshWith(basis?.refresh, reason, scope);
       } catch (error) {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
-        if (basis?.refresh === undefined) this.cookieRefused = true;
+        if (basis?.refresh === undefined) this.account.cookieRefreshRefused = true;
         // Rotated refresh tokens work once: another holder may have spent this one and stored its successor, which
         // this holder may have heard of meanwhile even where the store cannot be read (it failed this renewal).
-        const again = (await this.shared.read(session)) ?? this.pairs.current?.pair ?? null;
-        if (again && again.access !== basis?.access && again.refresh !== basis?.refresh && !this.pairs.expired(again))
-          return this.adopt(again, epoch);
+        const again = (await this.link.read(turn)) ?? this.account.current?.pair ?? null;
+        if (again && again.access !== basis?.access && again.refresh !== basis?.refresh && !this.account.expired(again))
+          return this.takeStored(again, epoch);
         // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
         // Forget it, so that if the login fails too, later requests do not send it again while they wait.
         await this.discard(basis, again, scope);
@@ -296,18 +266,19 @@ export class TokenKeeper {
       }
     } finally {
       // The waiting requests have their pair: the write and the release go on without them.
-      void session.end();
+      void turn.end();
     }
   }
 
-  /** Takes a pair another holder wrote to the store, unless logout() came in between. */
-  private adopt(pair: TokenPair, epoch: number): Held {
+  /** Uses a pair another holder wrote to the store, unless logout() came in between. */
+  private takeStored(pair: TokenPair, epoch: number): PairInUse {
     this.checkEpoch(epoch);
-    return pair.access === this.pairs.current?.pair.access ? this.pairs.current : this.pairs.hold(pair, true);
+    const current = this.account.current;
+    return pair.access === current?.pair.access ? current : this.account.use(pair, true);
   }
 
   private checkEpoch(epoch: number): void {
-    if (epoch !== this.epoch) {
+    if (epoch !== this.epochCount) {
       throw new TokenAuthError(
         'LOGGED_OUT',
         '`auth.logout()` was called while this request waited for tokens; the tokens obtained meanwhile were dropped.',
@@ -315,9 +286,9 @@ export class TokenKeeper {
     }
   }
 
-  private async loginWith(reason: RenewalReason, mode: Mode, scope: Scope): Promise<Held> {
-    const cooling = mode === 'login' ? undefined : this.cooldown.pending();
-    if (cooling) throw cooling;
+  private async loginWith(reason: RenewalReason, mode: Mode, scope: Scope): Promise<PairInUse> {
+    const paused = mode === 'login' ? undefined : this.account.cooldown.pending();
+    if (paused) throw paused;
     let credentials: Credentials;
     try {
       credentials = await credentialsFor(this.options.credentials, scope.credentials, {
@@ -325,36 +296,33 @@ export class TokenKeeper {
         redact: (error) => this.secrets.copy(error),
       });
     } catch (error) {
-      throw this.report('login', error);
+      throw this.reports.failure('login', error);
     }
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
       parsed = await this.client.login(credentials);
     } catch (error) {
-      if (error instanceof TokenAuthError) this.cooldown.rejected(error);
-      throw this.report('login', error);
+      if (error instanceof TokenAuthError) this.account.cooldown.rejected(error);
+      throw this.reports.failure('login', error);
     }
-    this.cooldown.succeeded();
-    this.counts.logins += 1;
-    const held = this.keep(this.pairFrom(parsed, undefined), scope);
-    this.events.emit('login', { reason, durationMs: this.options.clock() - started });
-    return held;
+    this.account.cooldown.succeeded();
+    // A login that succeeded counts, even if a logout since drops what it brought.
+    this.reports.login(reason, this.options.clock() - started);
+    return this.keep(this.pairFrom(parsed, undefined), scope);
   }
 
-  private async refreshWith(refreshToken: string | undefined, reason: RenewalReason, scope: Scope): Promise<Held> {
+  private async refreshWith(refreshToken: string | undefined, reason: RenewalReason, scope: Scope): Promise<PairInUse> {
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
       parsed = await this.client.refresh(refreshToken);
     } catch (error) {
-      throw this.report('refresh', error);
+      throw this.reports.failure('refresh', error);
     }
-    this.counts.refreshes += 1;
-    const held = this.keep(this.pairFrom(parsed, refreshToken), scope);
     const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken && refreshToken !== undefined;
-    this.events.emit('refresh', { reason, rotated, durationMs: this.options.clock() - started });
-    return held;
+    this.reports.refresh(reason, rotated, this.options.clock() - started);
+    return this.keep(this.pairFrom(parsed, refreshToken), scope);
   }
 
   private pairFrom(parsed: ParsedTokens, previousRefresh: string | undefined): TokenPair {
@@ -362,27 +330,18 @@ export class TokenKeeper {
     return pairFromAnswer(parsed, previousRefresh, { now: clock(), lifetimeMs, marginFor });
   }
 
-  /** Holds a pair this holder obtained, and has it written to the store off the waiting requests' path. */
-  private keep(pair: TokenPair, scope: Scope): Held {
+  /** Uses a pair this holder obtained, and has it written to the store off the waiting requests' path. */
+  private keep(pair: TokenPair, scope: Scope): PairInUse {
     this.checkEpoch(scope.epoch);
-    this.cookieRefused = false;
-    const held = this.pairs.hold(pair, false);
-    this.shared.write(scope.session, pair, () => scope.epoch === this.epoch);
-    return held;
+    this.account.cookieRefreshRefused = false;
+    const inUse = this.account.use(pair, false);
+    this.link.write(scope.turn, pair, () => scope.epoch === this.epochCount);
+    return inUse;
   }
 
   private async discard(dead: TokenPair | undefined, stored: TokenPair | null, scope: Scope): Promise<void> {
     if (!dead) return;
-    if (this.pairs.current?.pair.access === dead.access) this.pairs.drop();
-    if (stored?.access === dead.access) await scope.session.clear();
-  }
-
-  /** Counts and announces a failure the waiting requests (or, for the store, only the `failure` event) get. */
-  private report(operation: Operation, error: unknown): unknown {
-    if (error instanceof TokenAuthError) {
-      this.counts.failures += 1;
-      this.events.emit('failure', { operation, code: error.code, error });
-    }
-    return error;
+    if (this.account.current?.pair.access === dead.access) this.account.drop();
+    if (stored?.access === dead.access) await scope.turn.clear();
   }
 }

@@ -2,7 +2,7 @@ import axios, { isAxiosError } from 'axios';
 import type { AxiosError, AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
 import axiosRetry, { exponentialDelay, isNetworkError, retryAfter } from 'axios-retry';
 import { base64FromUtf8, utf8FromBase64Url } from './base64.js';
-import { TokenBudget } from './budget.js';
+import type { TokenOperation } from './budget.js';
 import { TokenAuthError } from './errors.js';
 import type { TokenAuthErrorCode } from './errors.js';
 import { describeShape } from './parse.js';
@@ -10,16 +10,14 @@ import { Mask } from './redact.js';
 import type { Credentials, ParsedTokens } from './types.js';
 import type { ResolvedOptions } from './options.js';
 
-type Operation = 'login' | 'refresh';
-
 /**
  * Which call a request of the private instance is, for the budget: its URL cannot tell when the login and the token
  * call share an endpoint (OAuth2). A string key, which every axios version keeps through its config merges.
  */
 const OPERATION = 'axiosTokenKeeperOperation';
-type OperationConfig = InternalAxiosRequestConfig & { [OPERATION]?: Operation };
+type OperationConfig = InternalAxiosRequestConfig & { [OPERATION]?: TokenOperation };
 
-const REJECTED: Record<Operation, TokenAuthErrorCode> = { login: 'LOGIN_REJECTED', refresh: 'REFRESH_REJECTED' };
+const REJECTED: Record<TokenOperation, TokenAuthErrorCode> = { login: 'LOGIN_REJECTED', refresh: 'REFRESH_REJECTED' };
 
 /** 4xx other than timeouts and rate limits: the service refused what we sent, and sending it again won't help. */
 function isRefusal(status: number): boolean {
@@ -41,7 +39,11 @@ function detailOf(body: unknown, mask: Mask): string | undefined {
 export class TokenClient {
   private readonly http: AxiosInstance;
 
-  constructor(private readonly options: ResolvedOptions) {
+  /** `spend` counts each call that leaves, retries too, against the account's budget, or refuses it by throwing. */
+  constructor(
+    private readonly options: ResolvedOptions,
+    spend: (operation: TokenOperation) => void,
+  ) {
     this.http = axios.create({
       baseURL: options.authBaseURL,
       timeout: options.tokenTimeoutMs,
@@ -55,14 +57,11 @@ export class TokenClient {
     for (const headers of Object.values(this.http.defaults.headers) as Array<Record<string, unknown>>) {
       if (typeof headers === 'object' && headers !== null) delete headers.Authorization;
     }
-    if (options.tokenBudget) {
-      // Every call that leaves, first tries and retries alike, spends the budget; past it, none leaves.
-      const budget = new TokenBudget(options.tokenBudget, options.clock);
-      this.http.interceptors.request.use((config) => {
-        budget.take((config as OperationConfig)[OPERATION] ?? 'refresh');
-        return config;
-      });
-    }
+    // Every call that leaves, first tries and retries alike, spends the account's budget; past it, none leaves.
+    this.http.interceptors.request.use((config) => {
+      spend((config as OperationConfig)[OPERATION] ?? 'refresh');
+      return config;
+    });
     axiosRetry(this.http, {
       retries: options.tokenRetries,
       shouldResetTimeout: true,
@@ -132,7 +131,7 @@ export class TokenClient {
     return this.call('refresh', { url: this.options.tokenPath, data, headers, params, withCredentials }, secrets);
   }
 
-  private async call(operation: Operation, config: AxiosRequestConfig, sent: string[]): Promise<ParsedTokens> {
+  private async call(operation: TokenOperation, config: AxiosRequestConfig, sent: string[]): Promise<ParsedTokens> {
     const where = `POST ${this.address(config)}`;
     let body: unknown;
     let status: number;
@@ -164,7 +163,12 @@ export class TokenClient {
     return parsed;
   }
 
-  private failure(operation: Operation, config: AxiosRequestConfig, error: unknown, sent: string[]): TokenAuthError {
+  private failure(
+    operation: TokenOperation,
+    config: AxiosRequestConfig,
+    error: unknown,
+    sent: string[],
+  ): TokenAuthError {
     if (error instanceof TokenAuthError) return error;
     const url = this.address(config);
     const where = `POST ${url}`;

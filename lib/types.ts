@@ -343,8 +343,8 @@ export interface TokenAuthEvents {
     durationMs: number;
   };
   /** Tokens another holder of the store wrote (or that were there at start) were picked up, with no call. */
-  adopt: {
-    /** When the adopted access token expires, in epoch milliseconds, when known. */
+  load: {
+    /** When the loaded access token expires, in epoch milliseconds, when known. */
     expiresAt: number | undefined;
   };
   /** A request whose token was refused is sent again with the current token. */

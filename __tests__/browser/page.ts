@@ -66,7 +66,7 @@ window.tokenKeeperPage = {
     api = axios.create({ baseURL });
     const store = new BrowserTokenStore(storeOptions);
     auth = attachTokenAuth(api, { credentials: { username, password }, store });
-    for (const event of ['login', 'refresh', 'adopt', 'replay', 'failure'] as const) {
+    for (const event of ['login', 'refresh', 'load', 'replay', 'failure'] as const) {
       auth.on(event, (payload: TokenAuthEvents[typeof event]) =>
         seen.push('code' in payload ? `${event}:${payload.code}` : event),
       );

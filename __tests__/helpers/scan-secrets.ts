@@ -459,7 +459,7 @@ export function expectNoLeaks(value: unknown, secrets: readonly Secret[]): void 
 export const EVENT_NAMES = [
   'login',
   'refresh',
-  'adopt',
+  'load',
   'replay',
   'failure',
   'logout',

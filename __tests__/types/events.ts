@@ -4,7 +4,7 @@ import { expectTypeOf } from 'expect-type';
 import { attachTokenAuth } from 'axios-token-keeper';
 import type { RenewalReason, TokenAuthError, TokenAuthErrorCode, TokenAuthEvents } from 'axios-token-keeper';
 
-expectTypeOf<keyof TokenAuthEvents>().toEqualTypeOf<'login' | 'refresh' | 'adopt' | 'replay' | 'failure' | 'logout'>();
+expectTypeOf<keyof TokenAuthEvents>().toEqualTypeOf<'login' | 'refresh' | 'load' | 'replay' | 'failure' | 'logout'>();
 expectTypeOf<RenewalReason>().toEqualTypeOf<'no-token' | 'expired' | 'rejected' | 'refresh-rejected' | 'manual'>();
 
 expectTypeOf<TokenAuthEvents['login']>().toEqualTypeOf<{ reason: RenewalReason; durationMs: number }>();
@@ -13,7 +13,7 @@ expectTypeOf<TokenAuthEvents['refresh']>().toEqualTypeOf<{
   rotated: boolean;
   durationMs: number;
 }>();
-expectTypeOf<TokenAuthEvents['adopt']>().toEqualTypeOf<{ expiresAt: number | undefined }>();
+expectTypeOf<TokenAuthEvents['load']>().toEqualTypeOf<{ expiresAt: number | undefined }>();
 expectTypeOf<TokenAuthEvents['replay']>().toEqualTypeOf<{ method: string; url: string }>();
 expectTypeOf<TokenAuthEvents['failure']>().toEqualTypeOf<{
   operation: 'login' | 'refresh' | 'store';
@@ -29,7 +29,7 @@ export function listen(): void {
   const stop = auth.on('login', (event) => expectTypeOf(event).toEqualTypeOf<TokenAuthEvents['login']>());
   expectTypeOf(stop).toEqualTypeOf<() => void>();
   auth.on('refresh', (event) => expectTypeOf(event.rotated).toEqualTypeOf<boolean>());
-  auth.on('adopt', (event) => expectTypeOf(event.expiresAt).toEqualTypeOf<number | undefined>());
+  auth.on('load', (event) => expectTypeOf(event.expiresAt).toEqualTypeOf<number | undefined>());
   auth.on('replay', (event) => expectTypeOf(event).toEqualTypeOf<{ method: string; url: string }>());
   auth.on('failure', (event) => {
     expectTypeOf(event.code).toEqualTypeOf<TokenAuthErrorCode>();

@@ -1,0 +1,56 @@
+import { TokenAuthError } from './errors.js';
+import { Emitter } from './events.js';
+import type { RenewalReason, TokenAuthEvents, TokenAuthStats, TokenPair } from './types.js';
+
+/** What a `failure` event names as failed. */
+export type FailedOperation = TokenAuthEvents['failure']['operation'];
+
+/**
+ * Every event the plugin emits and every count `stats()` gives, from one place: a new event is added here. No payload
+ * carries a secret: the errors are masked where they are made, and a URL is masked by the caller.
+ */
+export class Reports {
+  private readonly emitter = new Emitter<TokenAuthEvents>();
+  private readonly counts: TokenAuthStats = { logins: 0, refreshes: 0, replays: 0, failures: 0 };
+
+  on<E extends keyof TokenAuthEvents>(event: E, listener: (payload: TokenAuthEvents[E]) => void): () => void {
+    return this.emitter.on(event, listener);
+  }
+
+  stats(): TokenAuthStats {
+    return { ...this.counts };
+  }
+
+  login(reason: RenewalReason, durationMs: number): void {
+    this.counts.logins += 1;
+    this.emitter.emit('login', { reason, durationMs });
+  }
+
+  refresh(reason: RenewalReason, rotated: boolean, durationMs: number): void {
+    this.counts.refreshes += 1;
+    this.emitter.emit('refresh', { reason, rotated, durationMs });
+  }
+
+  /** A pair another holder stored (or that was stored at start) is in use, with no call. */
+  load(pair: TokenPair): void {
+    this.emitter.emit('load', { expiresAt: pair.expiresAt });
+  }
+
+  replay(method: string, maskedURL: string): void {
+    this.counts.replays += 1;
+    this.emitter.emit('replay', { method, url: maskedURL });
+  }
+
+  /** Counts and announces a failure the waiting requests (or, for the store, only this event) get; returns it. */
+  failure(operation: FailedOperation, error: unknown): unknown {
+    if (error instanceof TokenAuthError) {
+      this.counts.failures += 1;
+      this.emitter.emit('failure', { operation, code: error.code, error });
+    }
+    return error;
+  }
+
+  logout(): void {
+    this.emitter.emit('logout', {});
+  }
+}

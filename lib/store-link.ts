@@ -1,0 +1,305 @@
+// The store from the plugin's side, in one room: the first load, the subscription to what other holders (tabs,
+// processes, hosts) store, every call bounded by `storeTimeoutMs` and reported when it fails, and the turns each
+// renewal (or call of the user's) takes at the store under its lock, one after another.
+import type { Account, PairInUse } from './account.js';
+import { ABORTED, settle, TIMED_OUT, UNANSWERED, unanswered } from './deadline.js';
+import { TokenAuthError } from './errors.js';
+import { withJwtExpiry } from './parse.js';
+import type { SecretList } from './redact.js';
+import type { TokenPair, TokenStore, TokenStoreLock } from './types.js';
+
+const noop = (): void => {};
+
+/** A store's lock as the plugin holds it: its release goes on off the caller's path, and cannot fail. */
+interface HeldLock extends TokenStoreLock {
+  release(): void;
+}
+
+/** What the lock of a store that has none, or whose lock failed, holds: nothing. */
+const NO_LOCK: HeldLock = { release: noop };
+
+/** What a call that failed (and was reported) gives instead of an answer. */
+const FAILED = Symbol('failed');
+
+type Bounded = <T>(operation: (store: TokenStore) => T | Promise<T>) => Promise<T | typeof FAILED>;
+
+/**
+ * This holder's link to the user's store. A store failure must not fail requests while the plugin holds tokens in
+ * memory: every call that fails is reported through `onFailure` (as `STORE_FAILED`, secrets masked) and answers as if
+ * the store were empty, or had written. Nor may a store that stops answering (a paused Redis, a hung mount) hold
+ * requests: past `timeoutMs` a call counts as failed, and is left to finish on its own. So does each try at the lock,
+ * for a store that bounds its tries by the `tryTimeoutMs` it is given (a lock that is merely busy is waited for, up to
+ * the store's `lockTimeoutMs`).
+ */
+export class StoreLink {
+  private loading: Promise<void> | undefined;
+  private loadedOnce = false;
+  /** The first read got no answer: the first turn does not wait for the store a second time. */
+  private silentAtLoad = false;
+  /** Every turn's writes and release so far, in the order the turns began. */
+  private settling: Promise<void> = Promise.resolve();
+  /** While a renewal waits for the lock: told of each pair another holder stored meanwhile. */
+  private onStored: ((inUse: PairInUse) => void) | undefined;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly store: TokenStore,
+    private readonly timeoutMs: number,
+    private readonly account: Account,
+    private readonly secrets: SecretList,
+    private readonly onFailure: (error: TokenAuthError) => void,
+  ) {
+    this.unsubscribe =
+      store.subscribe?.((pair) => {
+        const checked = pair === null ? null : completed(pair);
+        if (checked !== undefined) this.stored(checked);
+      }) ?? noop;
+  }
+
+  /** The stored pair has been read once: until then, a request goes through `load()`. */
+  get loaded(): boolean {
+    return this.loadedOnce;
+  }
+
+  /** Reads the stored pair once, for the first requests. */
+  load(): Promise<void> {
+    return (this.loading ??= (async () => {
+      const pair = fromStore(
+        await this.call(
+          () => this.store.get(),
+          true,
+          whenUnanswered(() => (this.silentAtLoad = true)),
+        ),
+      );
+      if (pair && !this.account.current) this.account.use(pair, true);
+      this.loadedOnce = true;
+    })());
+  }
+
+  /** A turn at the store, under its lock, for what the user asked for (a login, a refresh, `setTokens`, a logout). */
+  turn(): Promise<StoreTurn> {
+    return this.open();
+  }
+
+  /**
+   * A turn at the store, under its lock, for a renewal of the client rule, which found `refused` (if any) refused or
+   * expired; or, when another holder's pair arrived while it waited for the lock that is neither that one nor
+   * expired, that pair, in use now: the renewal's outcome, and nobody is called.
+   */
+  async turnForRenewal(refused: TokenPair | undefined): Promise<StoreTurn | PairInUse> {
+    const waiting = new AbortController();
+    const onStored = (inUse: PairInUse): void => {
+      if (inUse.pair.access !== refused?.access && !this.account.expired(inUse)) waiting.abort();
+    };
+    this.onStored = onStored;
+    try {
+      const turn = await this.open(waiting.signal);
+      if (!waiting.signal.aborted) return turn;
+      // It holds no lock, or one granted just before the abort, which its end releases.
+      void turn.end();
+    } finally {
+      if (this.onStored === onStored) this.onStored = undefined;
+    }
+    // The pair that ended the wait may have gone since (a logout elsewhere): then wait for the lock after all.
+    const current = this.account.current;
+    return current && !this.account.expired(current) ? current : this.open();
+  }
+
+  /** The stored pair, unless it is a stale copy of one this holder gave up (a replica behind, a write replayed). */
+  async read(turn: StoreTurn): Promise<TokenPair | null> {
+    const pair = await turn.get();
+    return pair && !this.account.givenUp(pair) ? pair : null;
+  }
+
+  /**
+   * Has `pair`, just obtained and in use, written in `turn`. When the lock lapsed while this holder renewed (it
+   * stalled past the lease) and a later holder has written since, that holder's pair is the one the others use: ours
+   * stays valid for the requests that have it, but one pair per account is the point of sharing, so the requests that
+   * follow carry the later one, unless `stillWanted` says a logout came meanwhile. The fence vouches for that pair
+   * even if this holder gave it up for the one it was writing.
+   */
+  write(turn: StoreTurn, pair: TokenPair, stillWanted: () => boolean): void {
+    turn.write(pair, (later) => {
+      if (stillWanted() && !this.account.expired(later) && later.access !== this.account.current?.pair.access)
+        this.account.use(later, true);
+    });
+  }
+
+  /** Resolves once every turn so far has written what it had to and released its lock. */
+  settled(): Promise<void> {
+    return this.settling;
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+
+  /**
+   * A pair another holder stored (null: it cleared the pair, a logout). A pair this holder gave up before is a stale
+   * copy (a replica behind its master, a write replayed after a reconnect, the pair a logout is dropping): it never
+   * comes back; nor does an expired one replace a valid one.
+   */
+  private stored(pair: TokenPair | null): void {
+    if (pair === null) return this.account.drop();
+    const current = this.account.current;
+    if (pair.access === current?.pair.access || this.account.givenUp(pair)) return;
+    if (current && !this.account.expired(current) && this.account.expired(pair)) return;
+    const inUse = this.account.use(pair, true);
+    this.onStored?.(inUse);
+  }
+
+  /**
+   * A turn that begins its calls once the turns before it have ended, so that writes land in order. When the store
+   * has just been seen not to answer, the turn calls it not at all, not even for the lock.
+   */
+  private async open(signal?: AbortSignal): Promise<StoreTurn> {
+    const silent = this.silentAtLoad;
+    this.silentAtLoad = false;
+    let answered = !silent;
+    const lock = silent ? NO_LOCK : await this.lock(signal, () => (answered = false));
+    const turn = new StoreTurn((operation) => this.call(() => operation(this.store)), lock, answered);
+    const previous = this.settling;
+    turn.follow(previous);
+    this.settling = Promise.all([previous, turn.ended]).then(() => undefined);
+    return turn;
+  }
+
+  /**
+   * The store's lock, or one that holds nothing when the store has none or could not grant it (the renewal then
+   * goes on without it). Once `signal` aborts (the lock is no longer needed), the wait ends at once with no lock, and
+   * a lock granted late is released. Its release runs off the caller's path and reports a failure like any call.
+   */
+  private async lock(signal: AbortSignal | undefined, unanswered: () => void): Promise<HeldLock> {
+    const store = this.store;
+    if (!store.lock || signal?.aborted) return NO_LOCK;
+    const locking = Promise.resolve().then(() => store.lock?.({ signal, tryTimeoutMs: this.timeoutMs }));
+    // A store that stops waiting when the signal aborts rejects then: that is no failure, and is not waited for.
+    const granted = await this.call(() => settle(locking, { signal }), false, whenUnanswered(unanswered));
+    if (granted === FAILED || granted === ABORTED || granted === TIMED_OUT || !granted || signal?.aborted) {
+      // Granted after the wait was given up: nobody would release it.
+      locking.then((late) => late && this.release(late), noop);
+      return NO_LOCK;
+    }
+    return { fence: granted.fence, release: () => this.release(granted) };
+  }
+
+  private release(lock: TokenStoreLock): void {
+    void this.call(() => lock.release());
+  }
+
+  /** The answer of `operation`, or FAILED once it failed or, when `bounded`, took longer than `timeoutMs`. */
+  private async call<T>(
+    operation: () => T | Promise<T>,
+    bounded = true,
+    failed: (error: unknown) => void = noop,
+  ): Promise<T | typeof FAILED> {
+    try {
+      const call = Promise.resolve().then(operation);
+      if (!bounded) return await call;
+      const answer = await settle(call, { ms: this.timeoutMs });
+      if (answer === TIMED_OUT)
+        throw unanswered(`it did not answer within ${Math.round(this.timeoutMs)} ms, \`storeTimeoutMs\``);
+      return answer as Awaited<T>;
+    } catch (error) {
+      failed(error);
+      const reason = this.secrets.mask(error instanceof Error ? error.message : String(error));
+      const cause = error instanceof Error ? this.secrets.copy(error) : undefined;
+      this.onFailure(
+        new TokenAuthError(
+          'STORE_FAILED',
+          `The token store failed (${reason}); going on with the tokens held in memory.`,
+          {
+            cause,
+          },
+        ),
+      );
+      return FAILED;
+    }
+  }
+}
+
+/**
+ * The store as one renewal (or call of the user's) uses it: under its lock (or none), with every call bounded; a
+ * store seen failing is not called again in the same turn but to release its lock (it answers as if empty, or
+ * written), so that a silent store costs a renewal one timeout, not one per call. The writes go on off the path of the
+ * requests waiting for the pair, and the lock is released once they are done. Its calls begin once the turns before it
+ * have ended, so that writes land in the order they were made, with or without a lock.
+ */
+export class StoreTurn {
+  private failed: boolean;
+  private readonly writes: Promise<unknown>[] = [];
+  private previous: Promise<unknown> = Promise.resolve();
+  private finish: () => void = noop;
+  /** Resolves once `end()` has awaited the writes and released the lock. */
+  readonly ended = new Promise<void>((resolve) => (this.finish = resolve));
+
+  /** `answered`: false when a try at the lock got no answer, which is the store failing already. */
+  constructor(
+    private readonly bounded: Bounded,
+    private readonly lock: HeldLock,
+    answered: boolean,
+  ) {
+    this.failed = !answered;
+  }
+
+  /** Begins the calls of this turn after `previous`, the end of the turns before it. */
+  follow(previous: Promise<unknown>): void {
+    this.previous = previous;
+  }
+
+  async get(): Promise<TokenPair | null> {
+    return fromStore(await this.call((store) => store.get()));
+  }
+
+  /** Clears the pair, and resolves once it is done. */
+  async clear(): Promise<void> {
+    await this.call((store) => store.clear(this.lock.fence));
+  }
+
+  /**
+   * Writes `pair` without waiting for it. When the fence refuses the write (this holder's lease lapsed and a later
+   * holder has written since), `later` gets the pair that holder stored.
+   */
+  write(pair: TokenPair, later: (stored: TokenPair) => void): void {
+    this.writes.push(
+      (async () => {
+        if ((await this.call((store) => store.set(pair, this.lock.fence))) !== false) return;
+        const stored = await this.get();
+        if (stored) later(stored);
+      })(),
+    );
+  }
+
+  /** Releases the lock after the writes; resolves then. */
+  async end(): Promise<void> {
+    await Promise.allSettled(this.writes);
+    this.lock.release();
+    this.finish();
+  }
+
+  private async call<T>(operation: (store: TokenStore) => T | Promise<T>): Promise<Awaited<T> | undefined> {
+    if (this.failed) return undefined;
+    await this.previous;
+    if (this.failed) return undefined;
+    const answer = await this.bounded(operation);
+    if (answer !== FAILED) return answer;
+    this.failed = true;
+    return undefined;
+  }
+}
+
+/** Calls `unanswered` for a failure that was a store not answering. */
+function whenUnanswered(unanswered: () => void): (error: unknown) => void {
+  return (error) => {
+    if (error instanceof Error && error.name === UNANSWERED) unanswered();
+  };
+}
+
+function fromStore(pair: TokenPair | null | undefined | typeof FAILED): TokenPair | null {
+  return pair === FAILED ? null : (completed(pair) ?? null);
+}
+
+/** A pair the plugin can use, with its JWT's expiry when the store kept none; undefined for anything else. */
+function completed(pair: TokenPair | null | undefined): TokenPair | undefined {
+  return pair && typeof pair.access === 'string' ? withJwtExpiry(pair) : undefined;
+}
