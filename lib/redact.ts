@@ -32,8 +32,12 @@ function literal(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
+/** Characters that every encoder leaves as they are (RFC 3986's unreserved): a pattern needs no alternatives for them. */
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+
 /** One character of a secret, as any transport may write it: as it is, percent-encoded, `+` for a space, JSON-escaped. */
 function characterPattern(char: string): string {
+  if (UNRESERVED.test(char)) return char === '.' ? '\\.' : char;
   const ways = new Set([literal(char)]);
   ways.add([...new TextEncoder().encode(char)].map((byte) => `%${hexPattern(byte, 2)}`).join(''));
   if (char === ' ') ways.add('\\+');

@@ -86,7 +86,7 @@ export class Replays {
       ? await this.afterReplayRefusal(ticket, endpoint, config)
       : await this.afterRefusal(ticket, endpoint, config).catch(this.masked);
     if (inUse === null || ejected()) throw this.secrets.axiosError(error);
-    this.reports.replay((config.method ?? 'get').toUpperCase(), this.secrets.mask(config.url ?? ''));
+    this.reports.replay((config.method ?? 'get').toUpperCase(), () => this.secrets.mask(config.url ?? ''));
     return inUse;
   }
 

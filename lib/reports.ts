@@ -36,9 +36,10 @@ export class Reports {
     this.emitter.emit('load', { expiresAt: pair.expiresAt });
   }
 
-  replay(method: string, maskedURL: string): void {
+  /** A refused request goes again; `maskedURL` gives its URL masked, asked only when someone listens. */
+  replay(method: string, maskedURL: () => string): void {
     this.counts.replays += 1;
-    this.emitter.emit('replay', { method, url: maskedURL });
+    if (this.emitter.listens('replay')) this.emitter.emit('replay', { method, url: maskedURL() });
   }
 
   /** Counts and announces a failure the waiting requests (or, for the store, only this event) get; returns it. */
