@@ -150,6 +150,33 @@ const bare: Contender = {
 };
 
 export const FLOOR = bare;
+
+/**
+ * Bare axios and the pair it holds, with nothing attached: what the floor of a renewal is measured with. The
+ * scenarios script by hand the least any client must do after a refusal (send, take one token call, send again).
+ */
+export interface BareSession {
+  readonly api: AxiosInstance;
+  /** The access token held now. */
+  access(): string;
+  /** A new pair by logging in. */
+  login(): Promise<void>;
+  /** A new pair by one token call with the refresh token held. */
+  refresh(): Promise<void>;
+}
+
+export async function bareSession(setup: ContenderSetup): Promise<BareSession> {
+  const api = instance(setup);
+  let tokens = await login(setup.baseURL);
+  await api.get('/api/items/warm-up', { headers: { Authorization: `Bearer ${tokens.access}` } });
+  return {
+    api,
+    access: () => tokens.access,
+    login: async () => void (tokens = await login(setup.baseURL)),
+    refresh: async () => void (tokens = await refreshWith(setup.baseURL, tokens.refresh)),
+  };
+}
+
 export const CONTENDERS: readonly Contender[] = [
   keeper,
   authRefresh('axios-auth-refresh', {}),

@@ -3,7 +3,8 @@ import type { Cell, ScenarioResult } from './scenarios.js';
 /** A number as the tables show it: at most three decimals. */
 const number = (value: number): string => String(Number(value.toFixed(3)));
 
-function show(cell: Cell | undefined): string {
+/** A cell as the tables show it: a spread as its median, with [smallest–largest] where the runs differ. */
+export function show(cell: Cell | undefined): string {
   if (cell === undefined) return '';
   if (typeof cell === 'number') return number(cell);
   if (typeof cell === 'string') return cell;

@@ -5,11 +5,12 @@ import { performance } from 'node:perf_hooks';
 import { AxiosError, AxiosHeaders } from 'axios';
 import type { AxiosAdapter, AxiosInstance, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import { Bench } from 'tinybench';
-import { CONTENDERS, FLOOR } from './contenders.js';
-import type { Contender } from './contenders.js';
+import { bareSession, CONTENDERS, FLOOR } from './contenders.js';
+import type { BareSession, Contender } from './contenders.js';
 import { startRemoteEmulator } from './remote-emulator.js';
 import type { RemoteEmulator } from './remote-emulator.js';
-import { median, percentile, pool, round, sleep, spread } from './stats.js';
+import { show } from './report.js';
+import { median, percentile, pool, rotated, round, sleep, spread } from './stats.js';
 import type { Spread } from './stats.js';
 
 export interface Mode {
@@ -64,6 +65,43 @@ async function tokenCalls(emulator: RemoteEmulator): Promise<number> {
   return (await emulator.counters()).tokenCalls;
 }
 
+type Timed = Awaited<ReturnType<typeof timed>>;
+
+/** One row of an interleaved scenario: a contender, or the floor beside them, and one measured go of it. */
+interface Entrant<T> {
+  readonly name: string;
+  go(): Promise<T>;
+}
+
+/**
+ * Each entrant's measurements, taken in rounds: every round runs each entrant once, in an order rotated by one each
+ * round, after a round whose measurements are dropped (the JIT, the sockets and the emulator warm up on every
+ * entrant alike). The heap is collected before each go, so that no entrant pays for the garbage of the one before.
+ * `done` tells, after a go, that further goes of that entrant would tell nothing more.
+ */
+async function interleaved<T>(
+  entrants: ReadonlyArray<Entrant<T>>,
+  rounds: number,
+  done: (measured: T) => boolean = () => false,
+): Promise<Map<Entrant<T>, T[]>> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const measured = new Map<Entrant<T>, T[]>(entrants.map((entrant) => [entrant, []]));
+  const finished = new Set<Entrant<T>>();
+  for (let round = -1; round < rounds; round += 1) {
+    for (const entrant of rotated(entrants, round + 1)) {
+      if (finished.has(entrant)) continue;
+      gc?.();
+      const result = await entrant.go();
+      if (round < 0) continue;
+      measured.get(entrant)!.push(result);
+      if (done(result)) finished.add(entrant);
+    }
+  }
+  return measured;
+}
+
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
 // ------------------------------------------------------------------------------------------------ 1. overhead
 
 /** 20,000 requests at 8 in flight with a valid token, in interleaved rounds; wall and CPU time as a ratio to bare axios. */
@@ -81,8 +119,7 @@ export async function overhead(mode: Mode): Promise<ScenarioResult> {
     const cpu = new Map<Contender, number[]>(CONTENDERS.map((c) => [c, []]));
     for (let r = 0; r < rounds; r += 1) {
       // A different order each round, so that no contender always runs on a warmer or a more tired process.
-      const order = CONTENDERS.map((_, i) => CONTENDERS[(i + r) % CONTENDERS.length]!);
-      for (const contender of order) {
+      for (const contender of rotated(CONTENDERS, r)) {
         const api = apis.get(contender)!;
         const cpuBefore = process.cpuUsage();
         const started = performance.now();
@@ -119,50 +156,77 @@ export async function overhead(mode: Mode): Promise<ScenarioResult> {
 
 // ------------------------------------------------------------------------------------------------ 2. expiry burst
 
-/** N concurrent requests right after an expiry: token calls, failures, latency. */
+/**
+ * The floor of a burst: bare axios sends each request with the refused token and takes its 401, the first 401 starts
+ * the one token call, and each request goes again once its 401 and the new pair are both in. No client can do less.
+ */
+function floorBurst(bare: BareSession, n: number): Promise<Timed[]> {
+  const refused = bare.access();
+  let renewal: Promise<void> | undefined;
+  return Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      timed(async () => {
+        await bare.api.get(`/api/items/${i}`, { headers: bearer(refused), validateStatus: (status) => status === 401 });
+        await (renewal ??= bare.refresh());
+        await bare.api.get(`/api/items/${i}`, { headers: bearer(bare.access()) });
+      }),
+    ),
+  );
+}
+
+const FLOOR_BURST = 'floor: bare axios, 2 passes + 1 token call';
+
+/** N concurrent requests right after an expiry: token calls, failures, latency; the contenders interleaved. */
 export async function expiryBurst(mode: Mode): Promise<ScenarioResult> {
   const sizes = mode.quick ? [10, 100, 1_000] : [10, 100, 1_000, 10_000];
   const runs = mode.quick ? 2 : 3;
-  const rows: ScenarioResult['rows'] = [];
+  const names = [...renewing.map((contender) => contender.name), FLOOR_BURST];
+  const cells = new Map<string, Record<string, Cell>>(names.map((name) => [name, {}]));
   await withEmulator({ tokenFormat: 'jwt' }, async (emulator) => {
-    for (const contender of renewing) {
-      const api = await create(contender, { baseURL: emulator.url });
-      const cells: Record<string, Cell> = {};
-      for (const n of sizes) {
-        const calls: number[] = [];
-        const failures: number[] = [];
-        const p50: number[] = [];
-        const p99: number[] = [];
-        for (let run = 0; run < runs; run += 1) {
-          const before = await tokenCalls(emulator);
-          await emulator.expire();
-          const results = await Promise.all(
-            Array.from({ length: n }, (_, i) => timed(() => api.get(`/api/items/${i}`))),
-          );
-          calls.push((await tokenCalls(emulator)) - before);
-          failures.push(results.filter((result) => !result.ok).length);
-          const latencies = results.map((result) => result.ms);
-          p50.push(percentile(latencies, 50));
-          p99.push(percentile(latencies, 99));
-          // A contender that failed everything has no token to go on with: give it a fresh one for the next run.
-          if (results.every((result) => !result.ok)) break;
-        }
-        cells[`N=${n} token calls`] = spread(calls);
-        cells[`N=${n} failed`] = spread(failures);
-        cells[`N=${n} p50 / p99 ms`] = `${round(median(p50), 0)} / ${round(median(p99), 0)}`;
+    const apis = new Map<Contender, AxiosInstance>();
+    for (const contender of renewing) apis.set(contender, await create(contender, { baseURL: emulator.url }));
+    const bare = await bareSession({ baseURL: emulator.url });
+    for (const n of sizes) {
+      const burst = (send: () => Promise<Timed[]>) => async (): Promise<{ calls: number; results: Timed[] }> => {
+        const before = await tokenCalls(emulator);
+        await emulator.expire();
+        const results = await send();
+        return { calls: (await tokenCalls(emulator)) - before, results };
+      };
+      const entrants = [
+        ...renewing.map((contender) => ({
+          name: contender.name,
+          go: burst(() =>
+            Promise.all(Array.from({ length: n }, (_, i) => timed(() => apis.get(contender)!.get(`/api/items/${i}`)))),
+          ),
+        })),
+        { name: FLOOR_BURST, go: burst(() => floorBurst(bare, n)) },
+      ];
+      // A contender that failed everything (axios-jwt, which does nothing with a 401) fails the same way again.
+      const measured = await interleaved(entrants, runs, ({ results }) => results.every((result) => !result.ok));
+      for (const [entrant, goes] of measured) {
+        const latencies = goes.map(({ results }) => results.map((result) => result.ms));
+        const p50 = spread(latencies.map((ms) => round(percentile(ms, 50), 0)));
+        const p99 = round(median(latencies.map((ms) => percentile(ms, 99))), 0);
+        Object.assign(cells.get(entrant.name)!, {
+          [`N=${n} token calls`]: spread(goes.map(({ calls }) => calls)),
+          [`N=${n} failed`]: spread(goes.map(({ results }) => results.filter((result) => !result.ok).length)),
+          [`N=${n} p50 / p99 ms`]: `${show(p50)} / ${p99}`,
+        });
       }
-      rows.push({ contender: contender.name, cells });
     }
   });
   return {
     id: 2,
-    title: `Expiry burst: N concurrent requests right after the service stops accepting the token (${runs} runs per N)`,
-    goal: '1 token call and 0 failures at every N',
+    title: `Expiry burst: N concurrent requests right after the service stops accepting the token (${runs} interleaved runs per N)`,
+    goal: '1 token call and 0 failures at every N; latency near the floor',
     columns: sizes.flatMap((n) => [`N=${n} token calls`, `N=${n} failed`, `N=${n} p50 / p99 ms`]),
-    rows,
+    rows: names.map((name) => ({ contender: name, cells: cells.get(name)! })),
     notes: [
       'The service refuses the token before its `exp` (the 401 of the seed). axios-jwt renews only by `exp`, before sending, and does nothing with a 401.',
-      'After a run in which every request failed, the further runs of that N are skipped.',
+      `Per N, a round not counted, then ${runs} rounds of one burst per contender, in an order rotated each round; the heap is collected before each burst.`,
+      'The floor is bare axios, no plugin: each request sent, refused, and sent again with the pair of one token call, which the first 401 starts.',
+      'After a run in which every request failed, the further runs of that contender at that N are skipped.',
     ],
   };
 }
@@ -262,6 +326,30 @@ export async function longRun(mode: Mode): Promise<ScenarioResult> {
 
 // ------------------------------------------------------------------------------------------------ 5. memory
 
+/** How a batch of requests settled: how many failed, and the time from the first answered to the last settled. */
+async function settled(requests: ReadonlyArray<Promise<unknown>>): Promise<{ failed: number; releaseMs?: number }> {
+  let firstOk = Number.POSITIVE_INFINITY;
+  let lastSettled = 0;
+  let failed = 0;
+  await Promise.all(
+    requests.map((request) =>
+      request.then(
+        () => {
+          firstOk = Math.min(firstOk, performance.now());
+          lastSettled = performance.now();
+        },
+        () => {
+          failed += 1;
+          lastSettled = performance.now();
+        },
+      ),
+    ),
+  );
+  return Number.isFinite(firstOk) ? { failed, releaseMs: lastSettled - firstOk } : { failed };
+}
+
+const RELEASE_LIMIT = 'limit: bare axios, 1 pass';
+
 /** Requests queued behind a slow renewal: heap per queued request, and the time to release them all. */
 export async function memory(mode: Mode): Promise<ScenarioResult> {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -269,61 +357,63 @@ export async function memory(mode: Mode): Promise<ScenarioResult> {
   const queued = mode.quick ? 2_000 : 10_000;
   const renewalMs = mode.quick ? 1_000 : 4_000;
   const runs = mode.quick ? 2 : 3;
-  const rows: ScenarioResult['rows'] = [];
   // axios-jwt is left out: it renews only by `exp`, so a refused token queues nothing (its requests fail, as in 2).
-  for (const contender of CONTENDERS.filter((c) => c.replays)) {
-    const perRequest: number[] = [];
-    const release: number[] = [];
-    const failures: number[] = [];
-    await withEmulator({ latency: { token: renewalMs } }, async (emulator) => {
-      const api = await create(contender, { baseURL: emulator.url });
-      for (let run = 0; run < runs; run += 1) {
-        const refusedBefore = (await emulator.counters()).unauthorized;
-        gc();
-        const before = process.memoryUsage().heapUsed;
-        await emulator.expire();
-        let firstOk = Number.POSITIVE_INFINITY;
-        let lastSettled = 0;
-        let failed = 0;
-        const all = Array.from({ length: queued }, (_, i) =>
-          api.get(`/api/items/${i}`).then(
-            () => {
-              firstOk = Math.min(firstOk, performance.now());
-              lastSettled = performance.now();
-            },
-            () => {
-              failed += 1;
-              lastSettled = performance.now();
-            },
-          ),
-        );
-        // Every request has been refused and waits: the token call is under way, for `renewalMs`.
-        while ((await emulator.counters()).unauthorized - refusedBefore < queued) await sleep(20);
-        await sleep(100);
-        gc();
-        perRequest.push((process.memoryUsage().heapUsed - before) / queued);
-        await Promise.all(all);
-        failures.push(failed);
-        if (Number.isFinite(firstOk)) release.push(lastSettled - firstOk);
-      }
-    });
-    rows.push({
-      contender: contender.name,
+  const replaying = CONTENDERS.filter((c) => c.replays);
+  type Go = { heapPerRequest?: number; failed: number; releaseMs?: number };
+  const measured = await withEmulator({ latency: { token: renewalMs } }, async (emulator) => {
+    const apis = new Map<Contender, AxiosInstance>();
+    for (const contender of replaying) apis.set(contender, await create(contender, { baseURL: emulator.url }));
+    const bare = await bareSession({ baseURL: emulator.url });
+    const queue = (api: AxiosInstance) => async (): Promise<Go> => {
+      const refusedBefore = (await emulator.counters()).unauthorized;
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      await emulator.expire();
+      const all = settled(Array.from({ length: queued }, (_, i) => api.get(`/api/items/${i}`)));
+      // Every request has been refused and waits: the token call is under way, for `renewalMs`.
+      while ((await emulator.counters()).unauthorized - refusedBefore < queued) await sleep(20);
+      await sleep(100);
+      gc();
+      const heapPerRequest = (process.memoryUsage().heapUsed - before) / queued;
+      return { heapPerRequest, ...(await all) };
+    };
+    // The limit of a release: the same requests, all sent at once with a valid token by bare axios.
+    const limit = async (): Promise<Go> => {
+      await bare.login();
+      gc();
+      const headers = bearer(bare.access());
+      return settled(Array.from({ length: queued }, (_, i) => bare.api.get(`/api/items/${i}`, { headers })));
+    };
+    return interleaved(
+      [
+        ...replaying.map((contender) => ({ name: contender.name, go: queue(apis.get(contender)!) })),
+        { name: RELEASE_LIMIT, go: limit },
+      ],
+      runs,
+    );
+  });
+  const rows: ScenarioResult['rows'] = [...measured].map(([entrant, goes]) => {
+    const heap = goes.flatMap((go) => (go.heapPerRequest === undefined ? [] : [round(go.heapPerRequest, 0)]));
+    const release = goes.flatMap((go) => (go.releaseMs === undefined ? [] : [round(go.releaseMs, 0)]));
+    return {
+      contender: entrant.name,
       cells: {
-        'heap bytes / queued request': spread(perRequest.map((v) => round(v, 0))),
-        'release all, ms': release.length > 0 ? spread(release.map((v) => round(v, 0))) : 'n/a',
-        failed: spread(failures),
+        'heap bytes / queued request': heap.length > 0 ? spread(heap) : 'n/a',
+        'release all, ms': release.length > 0 ? spread(release) : 'n/a',
+        failed: spread(goes.map((go) => go.failed)),
       },
-    });
-  }
+    };
+  });
   return {
     id: 5,
-    title: `Memory: ${queued.toLocaleString('en')} requests queued while a renewal takes ${renewalMs / 1000} s (${runs} runs)`,
+    title: `Memory: ${queued.toLocaleString('en')} requests queued while a renewal takes ${renewalMs / 1000} s (${runs} interleaved runs)`,
     goal: 'small heap per queued request; all released quickly once the renewal answers',
     columns: ['heap bytes / queued request', 'release all, ms', 'failed'],
     rows,
     notes: [
       '"Release all" runs from the first request answered after the renewal to the last.',
+      `The limit: the same ${queued.toLocaleString('en')} requests sent at once by bare axios with a valid token, from the first answered to the last.`,
+      `A round not counted, then ${runs} rounds of one go per contender, in an order rotated each round, on one emulator.`,
       'axios-jwt queues nothing on a 401 (see 2), so it has no row.',
     ],
   };
@@ -371,8 +461,7 @@ export async function micro(mode: Mode): Promise<ScenarioResult> {
     const ratios = new Map<Contender, number[]>(CONTENDERS.map((c) => [c, []]));
     for (let r = 0; r < rounds; r += 1) {
       const valid = new Bench({ time, warmupTime: time / 4 });
-      for (let i = 0; i < CONTENDERS.length; i += 1) {
-        const contender = CONTENDERS[(i + r) % CONTENDERS.length]!;
+      for (const contender of rotated(CONTENDERS, r)) {
         const api = apis.get(contender)!;
         valid.add(contender.name, async () => {
           await api.get('/api/items/1');

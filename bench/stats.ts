@@ -63,4 +63,13 @@ export async function pool<T>(
   return results;
 }
 
+/**
+ * `items` rotated left by `by`: the order of a round in which each contender goes in turn, starting one further on
+ * every round, so that none is always first (on the coldest process) or always after the same one.
+ */
+export function rotated<T>(items: readonly T[], by: number): T[] {
+  const n = items.length;
+  return items.map((_, i) => items[(((i + by) % n) + n) % n]!);
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
