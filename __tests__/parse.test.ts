@@ -1,12 +1,15 @@
 import nock from 'nock';
-import { isTokenAuthError, parseTokenBody } from '../lib/index.js';
-import type { ParsedTokens, RefreshRequest, TokenAuthError, TokenAuthEvents } from '../lib/index.js';
+import { DEFAULTS, isTokenAuthError } from '../lib/index.js';
+import type { ParsedTokens, TokenAuthError, TokenAuthEvents, TokenCallRequest } from '../lib/index.js';
 import { API, TOKEN } from './helpers/service.js';
 import { burst, rig, useNock } from './helpers/setup.js';
 
 useNock();
 
-describe('parseTokenBody', () => {
+/** The default parser, through its one door. */
+const parseTokenBody = DEFAULTS.parseTokens;
+
+describe('DEFAULTS.parseTokens', () => {
   it.each(['access', 'access_token', 'accessToken'])(
     'reads the access token as `%s`, at the top level and under `data`',
     (key) => {
@@ -198,7 +201,7 @@ describe('a custom refreshRequest and parseTokens for a service of another shape
   const RENEW = '/auth/v2/session/renew';
 
   it('sends the refresh token where refreshRequest puts it and reads the answer with parseTokens', async () => {
-    const refreshRequest = (refreshToken: string): RefreshRequest => ({
+    const refreshRequest = (refreshToken: string): TokenCallRequest => ({
       headers: { 'X-Session-Renewal': refreshToken },
       params: { grant: 'renewal' },
     });

@@ -1,6 +1,7 @@
 // The README's chart, drawn from a run's results: token calls after an expiry burst (log scale) and the CPU cost
 // of a request with a valid token, relative to bare axios. Plain SVG, no dependency.
-import type { Cell, ScenarioResult } from './scenarios.js';
+import type { ScenarioResult } from './scenarios.js';
+import type { Cell } from './stats.js';
 
 const COLORS = ['#2b6cb0', '#dd6b20', '#c05621', '#805ad5', '#718096'];
 const WIDTH = 860;

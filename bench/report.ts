@@ -1,16 +1,5 @@
-import type { Cell, ScenarioResult } from './scenarios.js';
-
-/** A number as the tables show it: at most three decimals. */
-const number = (value: number): string => String(Number(value.toFixed(3)));
-
-/** A cell as the tables show it: a spread as its median, with [smallest–largest] where the runs differ. */
-export function show(cell: Cell | undefined): string {
-  if (cell === undefined) return '';
-  if (typeof cell === 'number') return number(cell);
-  if (typeof cell === 'string') return cell;
-  if (cell.min === cell.max) return number(cell.median);
-  return `${number(cell.median)} [${number(cell.min)}–${number(cell.max)}]`;
-}
+import type { ScenarioResult } from './scenarios.js';
+import { show } from './stats.js';
 
 /** A Markdown table with its columns padded to their widest cell. */
 export function markdownTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {

@@ -9,15 +9,12 @@ import { bareSession, CONTENDERS, FLOOR } from './contenders.js';
 import type { BareSession, Contender } from './contenders.js';
 import { startRemoteEmulator } from './remote-emulator.js';
 import type { RemoteEmulator } from './remote-emulator.js';
-import { show } from './report.js';
-import { median, percentile, pool, rotated, round, sleep, spread } from './stats.js';
-import type { Spread } from './stats.js';
+import { median, percentile, pool, rotated, round, show, sleep, spread } from './stats.js';
+import type { Cell } from './stats.js';
 
 export interface Mode {
   quick: boolean;
 }
-
-export type Cell = string | number | Spread;
 
 export interface ScenarioResult {
   id: number;

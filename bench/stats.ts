@@ -73,3 +73,18 @@ export function rotated<T>(items: readonly T[], by: number): T[] {
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** What a table's cell holds: a text, a number, or the spread of a figure over runs. */
+export type Cell = string | number | Spread;
+
+/** A number as the tables show it: at most three decimals. */
+const number = (value: number): string => String(Number(value.toFixed(3)));
+
+/** A cell as the tables show it: a spread as its median, with [smallest–largest] where the runs differ. */
+export function show(cell: Cell | undefined): string {
+  if (cell === undefined) return '';
+  if (typeof cell === 'number') return number(cell);
+  if (typeof cell === 'string') return cell;
+  if (cell.min === cell.max) return number(cell.median);
+  return `${number(cell.median)} [${number(cell.min)}–${number(cell.max)}]`;
+}

@@ -8,7 +8,7 @@ import { LoginCooldown, RefusalPolicy } from './policies.js';
 import type { LoginPause, RefusalMemory } from './policies.js';
 import { lifetimeOf } from './parse.js';
 import type { ResolvedOptions } from './options.js';
-import type { TokenPair } from './types.js';
+import type { TokenPair } from './store-contract.js';
 
 /**
  * The pair this holder uses now. `generation` numbers the pairs it has used, so that a request can tell whether the

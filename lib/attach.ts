@@ -8,7 +8,8 @@ import { Renewals } from './renewal.js';
 import { Replays } from './replay.js';
 import { Reports } from './reports.js';
 import { TokenClient } from './token-client.js';
-import type { TokenAuth, TokenAuthOptions } from './types.js';
+import type { TokenAuth } from './handle.js';
+import type { TokenAuthOptions } from './types.js';
 
 /** Marks an instance as attached; `Symbol.for`, so that two copies of the package see each other's mark. */
 const ATTACHED = Symbol.for('axios-token-keeper.attached');

@@ -14,11 +14,6 @@ export class Emitter<Events extends object> {
     };
   }
 
-  /** Whether anyone listens to `event`: a payload that costs something to make is made only then. */
-  listens(event: keyof Events): boolean {
-    return (this.listeners.get(event)?.size ?? 0) > 0;
-  }
-
   emit<E extends keyof Events>(event: E, payload: Events[E]): void {
     const set = this.listeners.get(event);
     if (!set) return;

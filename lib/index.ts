@@ -9,22 +9,14 @@ export { attachTokenAuth } from './attach.js';
 export { TokenAuthError, isTokenAuthError } from './errors.js';
 export type { TokenAuthErrorCode } from './errors.js';
 export { MemoryTokenStore } from './stores/memory.js';
-export { parseTokenBody } from './parse.js';
 export { DEFAULTS } from './options.js';
+export type { RenewalReason, TokenAuth, TokenAuthEvents, TokenAuthStats } from './handle.js';
+export type { TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from './store-contract.js';
 export type {
   Credentials,
   CredentialsSource,
-  LoginRequest,
   ParsedTokens,
-  RefreshRequest,
-  RenewalReason,
-  TokenAuth,
-  TokenAuthEvents,
   TokenAuthOptions,
-  TokenAuthStats,
   TokenBudgetLimits,
-  TokenPair,
-  TokenStore,
-  TokenStoreLock,
-  TokenStoreLockRequest,
+  TokenCallRequest,
 } from './types.js';

@@ -2,7 +2,8 @@ import type { AxiosError, AxiosInstance, InternalAxiosRequestConfig } from 'axio
 import { credentialsProblem } from './credentials.js';
 import { parseTokenBody } from './parse.js';
 import { originOf, pageAddress } from './origins.js';
-import type { CredentialsSource, RefreshRequest, TokenAuthOptions, TokenBudgetLimits, TokenStore } from './types.js';
+import type { TokenStore } from './store-contract.js';
+import type { CredentialsSource, TokenAuthOptions, TokenBudgetLimits, TokenCallRequest } from './types.js';
 
 /**
  * Every default of {@link TokenAuthOptions}, in one place, frozen. Those not here are computed at attach time:
@@ -18,7 +19,7 @@ export const DEFAULTS = Object.freeze({
   /** {@link TokenAuthOptions.tokenPath}. */
   tokenPath: '/auth/api/v1/accounts/token',
   /** {@link TokenAuthOptions.refreshRequest}: `{"refresh_token": …}` as JSON. */
-  refreshRequest: (refreshToken: string): RefreshRequest => ({ data: { refresh_token: refreshToken } }),
+  refreshRequest: (refreshToken: string): TokenCallRequest => ({ data: { refresh_token: refreshToken } }),
   /** {@link TokenAuthOptions.parseTokens}: {@link parseTokenBody}. */
   parseTokens: parseTokenBody,
   /** {@link TokenAuthOptions.applyToken}: `Authorization: Bearer <access>`. */
@@ -110,7 +111,8 @@ function fail(message: string): never {
   throw new TypeError(`attachTokenAuth: ${message}`);
 }
 
-function describe(value: unknown): string {
+/** A value's kind, as a message about a bad option names it: "the string …", "a number", "an array". */
+function kindOf(value: unknown): string {
   if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'string'
@@ -127,8 +129,7 @@ function checkKeys(options: object): void {
 }
 
 function checkFunction(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function')
-    fail(`\`${name}\` must be a function, got ${describe(value)}.`);
+  if (value !== undefined && typeof value !== 'function') fail(`\`${name}\` must be a function, got ${kindOf(value)}.`);
 }
 
 function checkNumber(name: string, value: number, { integer = false, infinite = false, positive = false } = {}): void {
@@ -140,13 +141,13 @@ function checkNumber(name: string, value: number, { integer = false, infinite = 
   const range = positive ? 'more than 0' : '0 or more';
   if (!ok)
     fail(
-      `\`${name}\` must be a ${integer ? 'whole ' : ''}number of ${integer ? 'times' : 'milliseconds'} (${range}${infinite ? ', or Infinity' : ''}), got ${describe(value)}.`,
+      `\`${name}\` must be a ${integer ? 'whole ' : ''}number of ${integer ? 'times' : 'milliseconds'} (${range}${infinite ? ', or Infinity' : ''}), got ${kindOf(value)}.`,
     );
 }
 
 function checkPath(name: string, value: string): void {
   if (typeof value !== 'string' || value === '')
-    fail(`\`${name}\` must be a non-empty string such as "/auth/api/v1/accounts/login", got ${describe(value)}.`);
+    fail(`\`${name}\` must be a non-empty string such as "/auth/api/v1/accounts/login", got ${kindOf(value)}.`);
 }
 
 function checkCredentials(value: unknown, basic: boolean): void {
@@ -171,12 +172,12 @@ function checkStore(store: TokenStore): void {
 
 function checkOrigins(origins: unknown): void {
   if (!Array.isArray(origins))
-    fail(`\`origins\` must be an array of origins ("https://api.example.com") or RegExps, got ${describe(origins)}.`);
+    fail(`\`origins\` must be an array of origins ("https://api.example.com") or RegExps, got ${kindOf(origins)}.`);
   for (const rule of origins) {
     if (rule instanceof RegExp) continue;
     if (typeof rule !== 'string' || !/^[a-z][a-z\d+\-.]*:\/\//i.test(rule) || originOf(rule) === undefined) {
       fail(
-        `\`origins\` entries must be absolute origins such as "https://api.example.com" or RegExps, got ${describe(rule)}.`,
+        `\`origins\` entries must be absolute origins such as "https://api.example.com" or RegExps, got ${kindOf(rule)}.`,
       );
     }
   }
@@ -185,7 +186,7 @@ function checkOrigins(origins: unknown): void {
 /** Merges the user's options over {@link DEFAULTS} and checks them, so that bad input fails at attach time. */
 export function resolveOptions(instance: AxiosInstance, options: TokenAuthOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null)
-    fail(`the second argument must be an options object, such as { credentials }, got ${describe(options)}.`);
+    fail(`the second argument must be an options object, such as { credentials }, got ${kindOf(options)}.`);
   checkKeys(options);
   for (const name of [
     'loginRequest',
@@ -199,7 +200,7 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   checkCredentials(options.credentials, options.loginRequest === undefined);
   for (const name of ['allowInsecureHttp', 'refreshTokenInCookie'] as const)
     if (options[name] !== undefined && typeof options[name] !== 'boolean')
-      fail(`\`${name}\` must be true or false, got ${describe(options[name])}.`);
+      fail(`\`${name}\` must be true or false, got ${kindOf(options[name])}.`);
 
   const defined = Object.fromEntries(
     Object.entries(options).filter(([, value]) => value !== undefined),
@@ -236,7 +237,7 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
     fail(
       merged.authBaseURL === undefined
         ? 'the instance has no absolute `baseURL`, so `authBaseURL` is required: pass where the token service lives, e.g. "https://auth.example.com".'
-        : `\`authBaseURL\` must be an absolute URL such as "https://auth.example.com", got ${describe(merged.authBaseURL)}.`,
+        : `\`authBaseURL\` must be an absolute URL such as "https://auth.example.com", got ${kindOf(merged.authBaseURL)}.`,
     );
   }
   if (isPlainRemoteHttp(authBaseURL) && merged.allowInsecureHttp !== true) {
@@ -275,7 +276,7 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
 function resolveBudget(budget: TokenAuthOptions['tokenBudget']): TokenBudgetLimits | false {
   if (budget === false) return false;
   if (typeof budget !== 'object' || budget === null)
-    fail(`\`tokenBudget\` must be { windowMs?, logins?, refreshes? } or false, got ${describe(budget)}.`);
+    fail(`\`tokenBudget\` must be { windowMs?, logins?, refreshes? } or false, got ${kindOf(budget)}.`);
   const limits = { ...DEFAULTS.tokenBudget, ...budget };
   checkNumber('tokenBudget.windowMs', limits.windowMs, { positive: true });
   checkNumber('tokenBudget.logins', limits.logins, { integer: true });

@@ -1,5 +1,6 @@
 import { utf8FromBase64Url } from './base64.js';
-import type { ParsedTokens, TokenPair } from './types.js';
+import type { ParsedTokens } from './types.js';
+import type { TokenPair } from './store-contract.js';
 
 const ACCESS_KEYS = ['access', 'access_token', 'accessToken'] as const;
 const REFRESH_KEYS = ['refresh', 'refresh_token', 'refreshToken'] as const;

@@ -11,7 +11,9 @@ import type { Reports } from './reports.js';
 import { StoreLink, StoreTurn } from './store-link.js';
 import { MemoryTokenStore } from './stores/memory.js';
 import type { TokenClient } from './token-client.js';
-import type { Credentials, ParsedTokens, RenewalReason, TokenPair } from './types.js';
+import type { RenewalReason } from './handle.js';
+import type { Credentials, ParsedTokens } from './types.js';
+import type { TokenPair } from './store-contract.js';
 
 /**
  * Where the renewals of one attachment stand. What moves them, in one table (a request "needs a pair" when none is in
@@ -25,7 +27,7 @@ import type { Credentials, ParsedTokens, RenewalReason, TokenPair } from './type
  * | renewing   | a request needs a pair; a refusal              | renewing: it waits for the same renewal         |
  * | renewing   | the renewal brings a pair (its own, or one     | idle, the pair in use (generation + 1)          |
  * |            | another holder stored)                         |                                                 |
- * | renewing   | the renewal fails                              | failed (`failures` + 1, the error kept)         |
+ * | renewing   | the renewal fails                              | failed (`failedRenewals` + 1, the error kept)   |
  * | failed     | a late refusal of a request sent before it     | failed: the request shares that error           |
  * | failed     | a request needs a pair; a refusal since        | renewing                                        |
  * | any        | `logout()`                                     | the pair dropped, `epoch` + 1: renewals under   |
@@ -103,7 +105,7 @@ export class Renewals {
   }
 
   /** How many renewals failed so far, and the error of the last, which late refusals share. */
-  get failures(): { count: number; last: unknown } {
+  get failedRenewals(): { count: number; last: unknown } {
     return { count: this.failedCount, last: this.lastFailure };
   }
 

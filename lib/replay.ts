@@ -17,7 +17,7 @@ import type { Reports } from './reports.js';
  */
 export interface Ticket {
   readonly generation: number;
-  readonly failures: number;
+  readonly failedRenewals: number;
   readonly epoch: number;
   /** The request is a replay: its refusal goes to the caller, or once more with a pair others' renewals brought. */
   readonly replay: boolean;
@@ -52,7 +52,12 @@ export class Replays {
   /** The ticket of a request that leaves now with `inUse`. */
   ticket(inUse: PairInUse, replay: boolean): Ticket {
     const { renewals } = this;
-    return { generation: inUse.generation, failures: renewals.failures.count, epoch: renewals.epoch, replay };
+    return {
+      generation: inUse.generation,
+      failedRenewals: renewals.failedRenewals.count,
+      epoch: renewals.epoch,
+      replay,
+    };
   }
 
   /**
@@ -119,8 +124,8 @@ export class Replays {
     // Renewing would cure nothing: a permission of this endpoint, or, while refusals are general, not yet again.
     if (!renewals.account.refusals.mayRenewFor(endpoint)) return null;
     // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
-    const failures = renewals.failures;
-    if (ticket.failures !== failures.count) throw failures.last;
+    const failed = renewals.failedRenewals;
+    if (ticket.failedRenewals !== failed.count) throw failed.last;
     return abortable(renewals.renew('rejected'), config);
   }
 

@@ -1,6 +1,7 @@
 import { TokenAuthError } from './errors.js';
 import { Emitter } from './events.js';
-import type { RenewalReason, TokenAuthEvents, TokenAuthStats, TokenPair } from './types.js';
+import type { RenewalReason, TokenAuthEvents, TokenAuthStats } from './handle.js';
+import type { TokenPair } from './store-contract.js';
 
 /** What a `failure` event names as failed. */
 export type FailedOperation = TokenAuthEvents['failure']['operation'];
@@ -36,10 +37,19 @@ export class Reports {
     this.emitter.emit('load', { expiresAt: pair.expiresAt });
   }
 
-  /** A refused request goes again; `maskedURL` gives its URL masked, asked only when someone listens. */
+  /**
+   * A refused request goes again. Its URL is masked when first read: masking compiles a pattern of every secret's
+   * spellings, which a replay must not wait for when nobody reads the URL.
+   */
   replay(method: string, maskedURL: () => string): void {
     this.counts.replays += 1;
-    if (this.emitter.listens('replay')) this.emitter.emit('replay', { method, url: maskedURL() });
+    let url: string | undefined;
+    this.emitter.emit('replay', {
+      method,
+      get url(): string {
+        return (url ??= maskedURL());
+      },
+    });
   }
 
   /** Counts and announces a failure the waiting requests (or, for the store, only this event) get; returns it. */

@@ -6,7 +6,7 @@ import { ABORTED, settle, TIMED_OUT, UNANSWERED, unanswered } from './deadline.j
 import { TokenAuthError } from './errors.js';
 import { withJwtExpiry } from './parse.js';
 import type { SecretList } from './redact.js';
-import type { TokenPair, TokenStore, TokenStoreLock } from './types.js';
+import type { TokenPair, TokenStore, TokenStoreLock } from './store-contract.js';
 
 const noop = (): void => {};
 

@@ -1,5 +1,5 @@
 import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
-import type { TokenAuthError, TokenAuthErrorCode } from './errors.js';
+import type { TokenStore } from './store-contract.js';
 
 declare module 'axios' {
   interface AxiosRequestConfig {
@@ -29,16 +29,6 @@ export interface Credentials {
 export type CredentialsSource =
   Credentials | (() => Credentials | null | undefined | Promise<Credentials | null | undefined>);
 
-/** The pair a store keeps. Plain data, so a store may serialise it. */
-export interface TokenPair {
-  /** The access token, sent on requests to `origins`. */
-  access: string;
-  /** The refresh token, sent only to the token call; absent when the service gave none. */
-  refresh?: string;
-  /** When the access token expires, in epoch milliseconds, when known. */
-  expiresAt?: number;
-}
-
 /** What a login or token answer yields once parsed. */
 export interface ParsedTokens {
   /** The access token. */
@@ -59,79 +49,19 @@ export interface TokenBudgetLimits {
   refreshes: number;
 }
 
-/** What the token call sends besides the method and URL. */
-export interface RefreshRequest {
-  /** The body; axios sends an object as JSON, and a `URLSearchParams` as a form. */
-  data?: unknown;
-  /** Headers of the token call, besides `Accept: application/json`. */
-  headers?: Record<string, string>;
-  /** Query parameters of the token call. */
-  params?: Record<string, unknown>;
-  /** Send the browser's cookies with the call (a refresh token kept in an HttpOnly cookie). */
-  withCredentials?: boolean;
-}
-
-/** What the login call sends besides the method and URL, when it is not HTTP Basic: the whole request. */
-export interface LoginRequest {
+/**
+ * What a login or token call sends besides the method and URL: what `loginRequest` (when the login is not HTTP
+ * Basic) and `refreshRequest` return. No `Authorization` is added to a login made this way.
+ */
+export interface TokenCallRequest {
   /** The body; axios sends an object as JSON, and a `URLSearchParams` as a form (OAuth2). */
   data?: unknown;
-  /** Headers of the login call, besides `Accept: application/json`. No `Authorization` is added. */
+  /** Headers of the call, besides `Accept: application/json`. */
   headers?: Record<string, string>;
-  /** Query parameters of the login call. */
+  /** Query parameters of the call. */
   params?: Record<string, unknown>;
   /** Send the browser's cookies with the call, and let it set them (a refresh token kept in an HttpOnly cookie). */
   withCredentials?: boolean;
-}
-
-/** Held while renewing; released when the renewal ends, whatever its outcome. */
-export interface TokenStoreLock {
-  /**
-   * A number that grows with every lock the store grants. The plugin passes it back to `set` and `clear`, so that a
-   * holder whose lock lapsed (its process stalled past the lease) cannot overwrite the tokens of a later holder.
-   * Stores whose lock cannot lapse (one process) leave it out.
-   */
-  readonly fence?: number;
-  /** Lets the next holder take the lock. The plugin calls it once, when the renewal ends, off the request path. */
-  release(): void | Promise<void>;
-}
-
-/** What the plugin asks of a store's lock, besides the lock. */
-export interface TokenStoreLockRequest {
-  /**
-   * Aborts when the lock is no longer needed: another holder's newer pair arrived while this one waited. The store
-   * may stop trying and reject; the plugin releases a lock granted after it.
-   */
-  readonly signal?: AbortSignal | undefined;
-  /**
-   * How long one try at the lock may take (the plugin's `storeTimeoutMs`). A try that does not answer in time means
-   * the store stopped answering, not that the lock is busy: the store rejects at once, saying so, rather than
-   * waiting out its `lockTimeoutMs`.
-   */
-  readonly tryTimeoutMs?: number | undefined;
-}
-
-/**
- * Where the tokens live. Every method may be sync or async. `lock` and `subscribe` are optional: a store that
- * several holders share (tabs, processes, hosts) implements them so that the holders renew once between them.
- */
-export interface TokenStore {
-  /** The stored pair, or null (or undefined) when there is none. */
-  get(): TokenPair | null | undefined | Promise<TokenPair | null | undefined>;
-  /**
-   * Writes the pair. `fence` is that of the lock the writer holds, if any; a store returns `false` instead of
-   * writing when a later lock has been granted since, so the writer can take the newer pair instead.
-   */
-  set(pair: TokenPair, fence?: number): void | boolean | Promise<void | boolean>;
-  /** Drops the pair; `fence` as for `set`. */
-  clear(fence?: number): void | boolean | Promise<void | boolean>;
-  /**
-   * Resolves once this holder may renew; the plugin re-reads the store under it before calling the service. A
-   * shared store gives up after a timeout of its own and rejects; the plugin then renews without the lock. `request`
-   * says when to stop waiting and how long one try may take; a store may ignore it.
-   */
-  lock?(request?: TokenStoreLockRequest): Promise<TokenStoreLock>;
-  /** Calls `listener` when another holder writes or clears the pair. Returns an unsubscribe function. */
-  subscribe?(listener: (pair: TokenPair | null) => void): () => void;
 }
 
 /** Options of {@link attachTokenAuth}. All are optional; most apps pass `credentials`. */
@@ -173,7 +103,7 @@ export interface TokenAuthOptions {
    * // A service that wants the refresh token in a header.
    * refreshRequest: (refreshToken) => ({ headers: { 'X-Refresh-Token': refreshToken } })
    */
-  refreshRequest?: (refreshToken: string) => RefreshRequest;
+  refreshRequest?: (refreshToken: string) => TokenCallRequest;
   /**
    * The whole login request, for a service whose login is not HTTP Basic: a JSON or form body, headers, query
    * parameters. When set, no Basic header is added. Whatever it sends is masked in errors and events.
@@ -183,7 +113,7 @@ export interface TokenAuthOptions {
    * // Django SimpleJWT, and most Express and Nest backends: JSON { username, password }.
    * loginRequest: ({ username, password }) => ({ data: { username, password } })
    */
-  loginRequest?: (credentials: Credentials) => LoginRequest;
+  loginRequest?: (credentials: Credentials) => TokenCallRequest;
   /**
    * The token call takes the refresh token from an HttpOnly cookie the browser keeps, not from the plugin: a renewal
    * goes through the token call with `withCredentials` even when no refresh token is held (`refreshRequest` is then
@@ -309,120 +239,4 @@ export interface TokenAuthOptions {
    * @default Date.now
    */
   clock?: () => number;
-}
-
-/** Why a login or refresh ran. */
-export type RenewalReason =
-  /** Nothing was stored yet. */
-  | 'no-token'
-  /** The stored access token is known to be expired (proactive renewal). */
-  | 'expired'
-  /** A request came back with the token refused (401). */
-  | 'rejected'
-  /** The token call refused the refresh token, so the plugin logged in. */
-  | 'refresh-rejected'
-  /** Called through `auth.login()` or `auth.refresh()`. */
-  | 'manual';
-
-/** Events of {@link TokenAuth.on}. No payload carries a secret. */
-export interface TokenAuthEvents {
-  /** A login succeeded. */
-  login: {
-    /** Why it ran. */
-    reason: RenewalReason;
-    /** How long the call took, retries included. */
-    durationMs: number;
-  };
-  /** A token call succeeded; `rotated` when it brought a new refresh token. */
-  refresh: {
-    /** Why it ran. */
-    reason: RenewalReason;
-    /** The answer carried a new refresh token, which replaced the stored one. */
-    rotated: boolean;
-    /** How long the call took, retries included. */
-    durationMs: number;
-  };
-  /** Tokens another holder of the store wrote (or that were there at start) were picked up, with no call. */
-  load: {
-    /** When the loaded access token expires, in epoch milliseconds, when known. */
-    expiresAt: number | undefined;
-  };
-  /** A request whose token was refused is sent again with the current token. */
-  replay: {
-    /** The request's method, upper case. */
-    method: string;
-    /** The request's URL as configured, with any token in it masked. */
-    url: string;
-  };
-  /** A login, token call or store operation failed. */
-  failure: {
-    /** What failed. */
-    operation: 'login' | 'refresh' | 'store';
-    /** The error's code, for a `switch`. */
-    code: TokenAuthErrorCode;
-    /** The error the waiting requests got (or, for the store, the one reported only here). */
-    error: TokenAuthError;
-  };
-  /** `auth.logout()` dropped the tokens. */
-  logout: Record<string, never>;
-}
-
-/** Counters since attach. */
-export interface TokenAuthStats {
-  /** Successful logins. */
-  logins: number;
-  /** Successful token calls. */
-  refreshes: number;
-  /** Requests sent again after their token was refused. */
-  replays: number;
-  /** Failed logins, token calls and store operations (one per shared attempt, retries included). */
-  failures: number;
-}
-
-/** What {@link attachTokenAuth} returns. */
-export interface TokenAuth {
-  /** Removes the plugin's interceptor; the instance is as before, and may be attached again. */
-  eject(): void;
-  /**
-   * A valid access token, for what does not go through axios (a WebSocket, an `EventSource`, a `fetch`, a signed
-   * URL): waits for a renewal under way, renews a token known to be expired, logs in when none is held, with the
-   * same single flight, budget and cooldown as requests. Treat it as a secret.
-   *
-   * @example
-   * const socket = new WebSocket(`wss://api.example.com/events?token=${encodeURIComponent(await auth.accessToken())}`);
-   */
-  accessToken(): Promise<string>;
-  /** The pair held, as it is (expired or not), or null. Treat it as a secret. */
-  getTokens(): Promise<TokenPair | null>;
-  /**
-   * Logs in now, even during the cooldown after a rejected login: with `credentials` when given (a sign-in form's,
-   * used for this login only and not kept), else with the `credentials` option.
-   */
-  login(credentials?: Credentials): Promise<void>;
-  /**
-   * Holds a pair obtained elsewhere (a sign-in page, an OAuth redirect) and writes it to the store, so that tabs and
-   * processes sharing it use it too. Its expiry is `expiresAt` when given (a pair from `getTokens()`), else read as an
-   * answer's: `expiresIn` in seconds, else a JWT's `exp`, else `accessTokenLifetimeMs`.
-   */
-  setTokens(tokens: ParsedTokens | TokenPair): Promise<void>;
-  /** Renews the access token now through the refresh token (or a login when there is none or it is refused). */
-  refresh(): Promise<void>;
-  /** Drops the tokens from memory and the store; the next request logs in again. */
-  logout(): Promise<void>;
-  /**
-   * Resolves once the pair of the last renewal is written to the store and its lock released. A renewal hands the
-   * new pair to the waiting requests as soon as the service answers and writes it after: await this before
-   * `process.exit()`, so that the next run finds the pair instead of logging in again. `login()`, `refresh()` and
-   * `setTokens()` resolve after the write already.
-   *
-   * @example
-   * await main();
-   * await auth.flush();
-   * process.exit(0);
-   */
-  flush(): Promise<void>;
-  /** Listens to an event; returns the function that stops listening. */
-  on<E extends keyof TokenAuthEvents>(event: E, listener: (payload: TokenAuthEvents[E]) => void): () => void;
-  /** Counters since attach: a copy, for metrics and health checks. */
-  stats(): TokenAuthStats;
 }

@@ -6,9 +6,8 @@ import { attachTokenAuth, MemoryTokenStore } from 'axios-token-keeper';
 import type {
   Credentials,
   CredentialsSource,
-  LoginRequest,
   ParsedTokens,
-  RefreshRequest,
+  TokenCallRequest,
   TokenAuthOptions,
   TokenStore,
 } from 'axios-token-keeper';
@@ -49,9 +48,9 @@ expectTypeOf<keyof TokenAuthOptions>().toEqualTypeOf<
 // Each option's type (optional ones read as `T | undefined`).
 expectTypeOf<TokenAuthOptions['credentials']>().toEqualTypeOf<CredentialsSource | undefined>();
 expectTypeOf<TokenAuthOptions['loginRequest']>().toEqualTypeOf<
-  ((credentials: Credentials) => LoginRequest) | undefined
+  ((credentials: Credentials) => TokenCallRequest) | undefined
 >();
-expectTypeOf<LoginRequest>().toEqualTypeOf<{
+expectTypeOf<TokenCallRequest>().toEqualTypeOf<{
   data?: unknown;
   headers?: Record<string, string>;
   params?: Record<string, unknown>;
@@ -66,14 +65,8 @@ expectTypeOf<TokenAuthOptions['authBaseURL']>().toEqualTypeOf<string | undefined
 expectTypeOf<TokenAuthOptions['loginPath']>().toEqualTypeOf<string | undefined>();
 expectTypeOf<TokenAuthOptions['tokenPath']>().toEqualTypeOf<string | undefined>();
 expectTypeOf<TokenAuthOptions['refreshRequest']>().toEqualTypeOf<
-  ((refreshToken: string) => RefreshRequest) | undefined
+  ((refreshToken: string) => TokenCallRequest) | undefined
 >();
-expectTypeOf<RefreshRequest>().toEqualTypeOf<{
-  data?: unknown;
-  headers?: Record<string, string>;
-  params?: Record<string, unknown>;
-  withCredentials?: boolean;
-}>();
 expectTypeOf<TokenAuthOptions['parseTokens']>().toEqualTypeOf<
   ((body: unknown) => ParsedTokens | null | undefined) | undefined
 >();

@@ -5,7 +5,7 @@
  * @module axios-token-keeper/browser-store
  */
 import { Mutex } from 'async-mutex';
-import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
+import type { TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
 import { webLocks, webStorage } from './browser/environment.js';
 import { RecordView } from './browser/record-view.js';
 import { StorageLease } from './browser/storage-lease.js';
@@ -13,8 +13,10 @@ import { TabChannel } from './browser/tab-channel.js';
 import { WebLock } from './browser/web-lock.js';
 import { copyPair, isPair } from './record.js';
 import type { FencedPair } from './record.js';
-import { Announcer, checkStoreOptions, describe, LEASE_DEFAULTS } from './shared.js';
-import type { OptionNames } from './shared.js';
+import { Announcer } from './announcer.js';
+import { LEASE_DEFAULTS } from './lease.js';
+import { checkStoreOptions, shown } from './options.js';
+import type { OptionNames } from './options.js';
 
 /** Where {@link BrowserTokenStore} writes the pair. */
 export type BrowserStorageKind = 'local' | 'session' | 'none';
@@ -263,17 +265,17 @@ function checkOptions(options: BrowserTokenStoreOptions): Required<BrowserTokenS
   const given = checkStoreOptions('BrowserTokenStore', options, BROWSER_OPTIONS) as Partial<BrowserTokenStoreOptions>;
   if (typeof given.key !== 'string' || given.key === '') {
     throw new TypeError(
-      `BrowserTokenStore: \`key\` must name the account's tokens, such as { key: 'orders-api' }; got ${describe(given.key)}.`,
+      `BrowserTokenStore: \`key\` must name the account's tokens, such as { key: 'orders-api' }; got ${shown(given.key)}.`,
     );
   }
   if (given.storage !== undefined && !['local', 'session', 'none'].includes(given.storage)) {
     throw new TypeError(
-      `BrowserTokenStore: \`storage\` must be 'local', 'session' or 'none'; got ${describe(given.storage)}.`,
+      `BrowserTokenStore: \`storage\` must be 'local', 'session' or 'none'; got ${shown(given.storage)}.`,
     );
   }
   if (given.keepAccessInMemory !== undefined && typeof given.keepAccessInMemory !== 'boolean') {
     throw new TypeError(
-      `BrowserTokenStore: \`keepAccessInMemory\` must be true or false; got ${describe(given.keepAccessInMemory)}.`,
+      `BrowserTokenStore: \`keepAccessInMemory\` must be true or false; got ${shown(given.keepAccessInMemory)}.`,
     );
   }
   return { ...BROWSER_DEFAULTS, ...given } as Required<BrowserTokenStoreOptions>;

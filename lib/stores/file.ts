@@ -8,11 +8,17 @@ import { mkdirSync, watch } from 'node:fs';
 import type { FSWatcher, Stats } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../types.js';
+import type { TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
 import { parseRecord, recordToJson } from './record.js';
 import type { FencedPair } from './record.js';
-import { acquire, Announcer, checkStoreOptions, describe, keepAlive, LEASE_DEFAULTS, Wakeup } from './shared.js';
-import type { Attempt, LeaseOptions, OptionNames } from './shared.js';
+import { Announcer } from './announcer.js';
+import { acquire, keepAlive, LEASE_DEFAULTS, Wakeup } from './lease.js';
+import type { Attempt, LeaseOptions } from './lease.js';
+import { checkStoreOptions, shown } from './options.js';
+import type { OptionNames } from './options.js';
+
+/** The lock's lease options, which this store's options extend. */
+export type { LeaseOptions } from './lease.js';
 
 /** Options of {@link FileTokenStore}. */
 export interface FileTokenStoreOptions extends LeaseOptions {
@@ -75,7 +81,7 @@ export class FileTokenStore implements TokenStore {
     }
     checkStoreOptions('FileTokenStore', options, FILE_OPTIONS);
     if (options.watch !== undefined && typeof options.watch !== 'boolean') {
-      throw new TypeError(`FileTokenStore: \`watch\` must be true or false; got ${describe(options.watch)}.`);
+      throw new TypeError(`FileTokenStore: \`watch\` must be true or false; got ${shown(options.watch)}.`);
     }
     this.path = resolve(path);
     this.lockPath = `${this.path}.lock`;

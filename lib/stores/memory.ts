@@ -1,5 +1,5 @@
 import { Mutex } from 'async-mutex';
-import type { TokenPair, TokenStore, TokenStoreLock } from '../types.js';
+import type { TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
 
 /**
  * Keeps the pair in memory, for one process. Instances of axios attached with the same MemoryTokenStore share its

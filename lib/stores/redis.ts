@@ -6,10 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { settle } from '../deadline.js';
-import type { TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../types.js';
+import type { TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
 import { parseRecord, recordToJson } from './record.js';
-import { acquire, Announcer, checkStoreOptions, describe, keepAlive, LEASE_DEFAULTS, Wakeup } from './shared.js';
-import type { Attempt, LeaseOptions, OptionNames } from './shared.js';
+import { Announcer } from './announcer.js';
+import { acquire, keepAlive, LEASE_DEFAULTS, Wakeup } from './lease.js';
+import type { Attempt, LeaseOptions } from './lease.js';
+import { checkStoreOptions, shown } from './options.js';
+import type { OptionNames } from './options.js';
+
+/** The lock's lease options, which this store's options extend. */
+export type { LeaseOptions } from './lease.js';
 
 /** The commands the store sends; an ioredis `Redis` or `Cluster` has them. */
 export interface RedisClientLike {
@@ -167,7 +173,7 @@ export class RedisTokenStore implements TokenStore {
     checkStoreOptions('RedisTokenStore', options ?? {}, REDIS_OPTIONS);
     if (typeof options?.prefix !== 'string' || options.prefix === '') {
       throw new TypeError(
-        `RedisTokenStore: \`prefix\` is required: one string per account, such as "tokens:orders-service"; got ${describe(options?.prefix)}.`,
+        `RedisTokenStore: \`prefix\` is required: one string per account, such as "tokens:orders-service"; got ${shown(options?.prefix)}.`,
       );
     }
     if ((options.keyTtlMs ?? REDIS_DEFAULTS.keyTtlMs) <= (options.lockTtlMs ?? REDIS_DEFAULTS.lockTtlMs)) {

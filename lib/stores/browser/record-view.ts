@@ -1,4 +1,4 @@
-import type { TokenPair } from '../../types.js';
+import type { TokenPair } from '../../store-contract.js';
 import { copyPair, recordToJson, tryParseRecord } from '../record.js';
 import type { FencedPair } from '../record.js';
 

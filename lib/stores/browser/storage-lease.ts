@@ -1,5 +1,5 @@
-import { acquire, keepAlive, Wakeup } from '../shared.js';
-import type { Attempt, LeaseOptions } from '../shared.js';
+import { acquire, keepAlive, Wakeup } from '../lease.js';
+import type { Attempt, LeaseOptions } from '../lease.js';
 
 /**
  * How long a tab waits after writing its claim of the lease before reading it back: tabs that claimed at the same

@@ -1,4 +1,4 @@
-import type { TokenStoreLock } from '../../types.js';
+import type { TokenStoreLock } from '../../store-contract.js';
 import type { RecordView } from './record-view.js';
 import type { TabChannel } from './tab-channel.js';
 

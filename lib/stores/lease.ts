@@ -1,8 +1,8 @@
-// What the stores that share the pair (file, Redis, browser) have in common: the lease options, the lock wait, the
-// lease, wake-ups, listeners and option checks. The record they keep is in record.ts.
+// What a store that shares the pair between processes (file, Redis, browser) needs for its lock: the lease options,
+// the wait for the lock, the lease kept alive, and the wake-ups that end a wait early. The record it keeps is in
+// record.ts, its listeners in announcer.ts, its option checks in options.ts.
 import { ABORTED, settle, TIMED_OUT, unanswered } from '../deadline.js';
-import type { TokenPair, TokenStoreLockRequest } from '../types.js';
-
+import type { TokenStoreLockRequest } from '../store-contract.js';
 /** The options of a lock kept as a lease: every store that shares the pair between processes has them. */
 export interface LeaseOptions {
   /**
@@ -32,41 +32,8 @@ export const LEASE_DEFAULTS = {
   pollMs: 50,
 } satisfies Required<LeaseOptions>;
 
-/**
- * Every option name of a store, each once: a new option that is not listed here fails to compile, instead of being
- * refused as unknown at run time.
- */
-export type OptionNames<Options> = { readonly [Name in keyof Options]-?: true };
-
 /** What one try at a shared lock gives: the lock, or how long its current lease has left. */
 export type Attempt<T> = { granted: T } | { retryInMs: number };
-
-/**
- * The listeners of one store in this process. A record is announced once, whether this process wrote it (other
- * instances attached with the same store learn of it) or another process did (a file event, a pub/sub message).
- */
-export class Announcer {
-  private readonly listeners = new Set<(pair: TokenPair | null) => void>();
-  private lastSeen: string | undefined;
-
-  get size(): number {
-    return this.listeners.size;
-  }
-
-  add(listener: (pair: TokenPair | null) => void): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
-  }
-
-  /** `text` is the stored record (or '' for none): a record seen before calls nobody. */
-  announce(text: string, pair: TokenPair | null): void {
-    if (text === this.lastSeen) return;
-    this.lastSeen = text;
-    for (const listener of [...this.listeners]) listener(pair && { ...pair });
-  }
-}
 
 /** Lets a waiter sleep until something changed (a release heard through pub/sub, a file event), not a whole poll. */
 export class Wakeup {
@@ -201,46 +168,4 @@ export function keepAlive(extend: () => Promise<boolean>, leaseMs: number): { st
       clearTimeout(timer);
     },
   };
-}
-
-/**
- * Checks the options of a store, naming the option that is wrong: no option it does not know, and positive
- * milliseconds for every option whose name ends in `Ms`.
- */
-export function checkStoreOptions(
-  store: string,
-  options: unknown,
-  names: Readonly<Record<string, true>>,
-): Record<string, unknown> {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(
-      `${store}: the options must be an object, such as { lockTtlMs: 10_000 }; got ${describe(options)}.`,
-    );
-  }
-  const known = Object.keys(names);
-  for (const name of Object.keys(options)) {
-    if (!known.includes(name))
-      throw new TypeError(
-        `${store}: unknown option \`${name}\`; the options are ${known.map((k) => `\`${k}\``).join(', ')}.`,
-      );
-  }
-  const given = options as Record<string, unknown>;
-  for (const name of known.filter((each) => each.endsWith('Ms'))) {
-    const value = given[name];
-    if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)) {
-      throw new TypeError(`${store}: \`${name}\` must be a positive number of milliseconds; got ${describe(value)}.`);
-    }
-  }
-  const ttl = given['lockTtlMs'];
-  if (typeof ttl === 'number' && ttl < 1_000) {
-    throw new TypeError(
-      `${store}: \`lockTtlMs\` must be at least 1000, so that a live holder can extend its lease in time; got ${ttl}.`,
-    );
-  }
-  return given;
-}
-
-/** A value as an error message shows it: a string in quotes, so that "false" and false differ. */
-export function describe(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }

@@ -1,0 +1,120 @@
+// The public contract of what `attachTokenAuth` returns: the handle, its events and its stats.
+import type { TokenAuthError, TokenAuthErrorCode } from './errors.js';
+import type { Credentials, ParsedTokens } from './types.js';
+import type { TokenPair } from './store-contract.js';
+
+/** Why a login or refresh ran. */
+export type RenewalReason =
+  /** Nothing was stored yet. */
+  | 'no-token'
+  /** The stored access token is known to be expired (proactive renewal). */
+  | 'expired'
+  /** A request came back with the token refused (401). */
+  | 'rejected'
+  /** The token call refused the refresh token, so the plugin logged in. */
+  | 'refresh-rejected'
+  /** Called through `auth.login()` or `auth.refresh()`. */
+  | 'manual';
+
+/** Events of {@link TokenAuth.on}. No payload carries a secret. */
+export interface TokenAuthEvents {
+  /** A login succeeded. */
+  login: {
+    /** Why it ran. */
+    reason: RenewalReason;
+    /** How long the call took, retries included. */
+    durationMs: number;
+  };
+  /** A token call succeeded; `rotated` when it brought a new refresh token. */
+  refresh: {
+    /** Why it ran. */
+    reason: RenewalReason;
+    /** The answer carried a new refresh token, which replaced the stored one. */
+    rotated: boolean;
+    /** How long the call took, retries included. */
+    durationMs: number;
+  };
+  /** Tokens another holder of the store wrote (or that were there at start) were picked up, with no call. */
+  load: {
+    /** When the loaded access token expires, in epoch milliseconds, when known. */
+    expiresAt: number | undefined;
+  };
+  /** A request whose token was refused is sent again with the current token. */
+  replay: {
+    /** The request's method, upper case. */
+    method: string;
+    /** The request's URL as configured, with any token in it masked. */
+    url: string;
+  };
+  /** A login, token call or store operation failed. */
+  failure: {
+    /** What failed. */
+    operation: 'login' | 'refresh' | 'store';
+    /** The error's code, for a `switch`. */
+    code: TokenAuthErrorCode;
+    /** The error the waiting requests got (or, for the store, the one reported only here). */
+    error: TokenAuthError;
+  };
+  /** `auth.logout()` dropped the tokens. */
+  logout: Record<string, never>;
+}
+
+/** Counters since attach. */
+export interface TokenAuthStats {
+  /** Successful logins. */
+  logins: number;
+  /** Successful token calls. */
+  refreshes: number;
+  /** Requests sent again after their token was refused. */
+  replays: number;
+  /** Failed logins, token calls and store operations (one per shared attempt, retries included). */
+  failures: number;
+}
+
+/** What {@link attachTokenAuth} returns. */
+export interface TokenAuth {
+  /** Removes the plugin's interceptor; the instance is as before, and may be attached again. */
+  eject(): void;
+  /**
+   * A valid access token, for what does not go through axios (a WebSocket, an `EventSource`, a `fetch`, a signed
+   * URL): waits for a renewal under way, renews a token known to be expired, logs in when none is held, with the
+   * same single flight, budget and cooldown as requests. Treat it as a secret.
+   *
+   * @example
+   * const socket = new WebSocket(`wss://api.example.com/events?token=${encodeURIComponent(await auth.accessToken())}`);
+   */
+  accessToken(): Promise<string>;
+  /** The pair held, as it is (expired or not), or null. Treat it as a secret. */
+  getTokens(): Promise<TokenPair | null>;
+  /**
+   * Logs in now, even during the cooldown after a rejected login: with `credentials` when given (a sign-in form's,
+   * used for this login only and not kept), else with the `credentials` option.
+   */
+  login(credentials?: Credentials): Promise<void>;
+  /**
+   * Holds a pair obtained elsewhere (a sign-in page, an OAuth redirect) and writes it to the store, so that tabs and
+   * processes sharing it use it too. Its expiry is `expiresAt` when given (a pair from `getTokens()`), else read as an
+   * answer's: `expiresIn` in seconds, else a JWT's `exp`, else `accessTokenLifetimeMs`.
+   */
+  setTokens(tokens: ParsedTokens | TokenPair): Promise<void>;
+  /** Renews the access token now through the refresh token (or a login when there is none or it is refused). */
+  refresh(): Promise<void>;
+  /** Drops the tokens from memory and the store; the next request logs in again. */
+  logout(): Promise<void>;
+  /**
+   * Resolves once the pair of the last renewal is written to the store and its lock released. A renewal hands the
+   * new pair to the waiting requests as soon as the service answers and writes it after: await this before
+   * `process.exit()`, so that the next run finds the pair instead of logging in again. `login()`, `refresh()` and
+   * `setTokens()` resolve after the write already.
+   *
+   * @example
+   * await main();
+   * await auth.flush();
+   * process.exit(0);
+   */
+  flush(): Promise<void>;
+  /** Listens to an event; returns the function that stops listening. */
+  on<E extends keyof TokenAuthEvents>(event: E, listener: (payload: TokenAuthEvents[E]) => void): () => void;
+  /** Counters since attach: a copy, for metrics and health checks. */
+  stats(): TokenAuthStats;
+}
