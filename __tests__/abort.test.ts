@@ -47,8 +47,8 @@ function observe(service: FakeTokenService, request: Promise<unknown>): Promise<
   const note = (ok: boolean, error?: unknown): Outcome => ({
     ok,
     error,
-    logins: service.logins,
-    refreshes: service.refreshes,
+    logins: service.counters.logins,
+    refreshes: service.counters.refreshes,
   });
   return request.then(
     () => note(true),
@@ -71,7 +71,7 @@ describe('a request aborted while it waits for a login', () => {
     const { config, cancel } = canceller(kind);
 
     const aborted = observe(service, api.get('/a', config));
-    await until(() => service.count('login') === 1);
+    await until(() => service.counters.loginCalls === 1);
     const others = [api.get('/b'), api.get('/c')];
     await tick();
     cancel();
@@ -80,8 +80,8 @@ describe('a request aborted while it waits for a login', () => {
     expectCanceled(outcome, kind);
     expect(outcome.logins).toBe(0);
     expect(fulfilled(await Promise.allSettled(others))).toBe(2);
-    expect(service.count('login')).toBe(1);
-    expect(service.logins).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.logins).toBe(1);
     expect(service.received.filter((entry) => entry.path === '/a')).toHaveLength(0);
     expect(auth.stats()).toMatchObject({ logins: 1, failures: 0 });
   });
@@ -94,7 +94,7 @@ describe('a request aborted while it waits for a login', () => {
       const { config, cancel } = canceller(kind);
 
       const first = api.get('/b');
-      await until(() => service.count('login') === 1);
+      await until(() => service.counters.loginCalls === 1);
       const aborted = observe(service, api.get('/a', config));
       const later = api.get('/c');
       await tick();
@@ -104,7 +104,7 @@ describe('a request aborted while it waits for a login', () => {
       expectCanceled(outcome, kind);
       expect(outcome.logins).toBe(0);
       expect(fulfilled(await Promise.allSettled([first, later]))).toBe(2);
-      expect(service.count('login')).toBe(1);
+      expect(service.counters.loginCalls).toBe(1);
       expect(service.received.filter((entry) => entry.path === '/a')).toHaveLength(0);
     },
   );
@@ -136,15 +136,15 @@ describe('a request aborted while it waits for a refresh after a 401', () => {
     // All three 401s are in the plugin's hands, waiting for the one refresh.
     await until(() => refused.length === 3);
     expect(refused[0] === '/a').toBe(role === 'started');
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     cancel();
     const outcome = await aborted;
 
     expectCanceled(outcome, kind);
     expect(outcome.refreshes).toBe(0);
     expect(fulfilled(await Promise.allSettled(others))).toBe(2);
-    expect(service.count('token')).toBe(1);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     // Sent once, refused, and not replayed.
     expect(service.received.filter((entry) => entry.path === '/a')).toHaveLength(1);
     expect(auth.stats()).toMatchObject({ refreshes: 1, replays: 2, failures: 0 });
@@ -167,7 +167,7 @@ describe('a request cancelled before it is sent', () => {
       expectCanceled(outcome, kind);
       expect(outcome.logins).toBe(0);
       expect(fulfilled(await Promise.allSettled(others))).toBe(2);
-      expect(service.count('login')).toBe(1);
+      expect(service.counters.loginCalls).toBe(1);
       expect(service.received.filter((entry) => entry.path === '/a')).toHaveLength(0);
     },
   );
@@ -178,7 +178,7 @@ describe('a request cancelled before it is sent', () => {
     service.expireAccessTokens();
     service.tokenDelayMs = 200;
     const first = api.get('/b');
-    await until(() => service.count('token') === 1);
+    await until(() => service.counters.refreshCalls === 1);
     const { config, cancel } = canceller(kind);
     cancel();
 
@@ -187,8 +187,8 @@ describe('a request cancelled before it is sent', () => {
     expectCanceled(outcome, kind);
     expect(outcome.refreshes).toBe(0);
     await expect(first).resolves.toMatchObject({ status: 200 });
-    expect(service.count('token')).toBe(1);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     expect(service.received.filter((entry) => entry.path === '/a')).toHaveLength(0);
   });
 });
@@ -202,7 +202,7 @@ describe('every waiter aborted', () => {
     const requests = controllers.map((controller, i) =>
       observe(service, api.get(`/orders/${i}`, { signal: controller.signal })),
     );
-    await until(() => service.count('login') === 1);
+    await until(() => service.counters.loginCalls === 1);
     await tick();
     for (const controller of controllers) controller.abort();
     const outcomes = await Promise.all(requests);
@@ -213,7 +213,7 @@ describe('every waiter aborted', () => {
     expect(await auth.getTokens()).toMatchObject({ access: service.issued[0], refresh: service.issued[1] });
 
     await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.path)).toEqual(['/after']);
   });
 
@@ -229,7 +229,7 @@ describe('every waiter aborted', () => {
     const requests = controllers.map((controller, i) =>
       observe(service, api.get(`/orders/${i}`, { signal: controller.signal })),
     );
-    await until(() => service.count('token') === 1);
+    await until(() => service.counters.refreshCalls === 1);
     await tick();
     for (const controller of controllers) controller.abort();
     const outcomes = await Promise.all(requests);
@@ -241,8 +241,8 @@ describe('every waiter aborted', () => {
 
     service.tokenDelayMs = 0;
     await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
-    expect(service.count('token')).toBe(2);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(2);
+    expect(service.counters.loginCalls).toBe(1);
   });
 });
 

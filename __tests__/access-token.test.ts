@@ -19,7 +19,7 @@ describe('auth.accessToken()', () => {
     const tokens = await Promise.all(Array.from({ length: 5 }, () => auth.accessToken()));
 
     expect(new Set(tokens)).toEqual(new Set([service.issued[0]]));
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     expect(await auth.accessToken()).toBe(service.issued[0]);
     expect(service.received).toHaveLength(1);
   });
@@ -35,7 +35,7 @@ describe('auth.accessToken()', () => {
       burst(5, (i) => api.get(`/orders/${i}`)),
     ]);
 
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     expect(fulfilled(requests)).toBe(5);
     expect(new Set(tokens).size).toBe(1);
     expect(tokens[0]).not.toBe(first);
@@ -56,7 +56,7 @@ describe('auth.accessToken()', () => {
     const token = await auth.accessToken();
 
     expect((await request).status).toBe(200);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     expect(token).toBe((await auth.getTokens())?.access);
   });
 
@@ -71,7 +71,7 @@ describe('auth.accessToken()', () => {
     const results = await Promise.allSettled([auth.accessToken(), auth.accessToken()]);
 
     expect(codesOf(results)).toEqual(['TOKEN_BUDGET_EXCEEDED', 'TOKEN_BUDGET_EXCEEDED']);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
   });
 
   it('respects the login cooldown: a rejected login is not tried again by the next call', async () => {
@@ -83,7 +83,7 @@ describe('auth.accessToken()', () => {
     expect(codesOf(first)).toEqual(['LOGIN_REJECTED', 'LOGIN_REJECTED']);
     expect(codesOf(again)).toEqual(['LOGIN_REJECTED']);
     expect(((again[0] as PromiseRejectedResult).reason as Error).message).toMatch(/^Automatic logins are paused/);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
   });
 
   it('a request in flight during logout(): its 401 reaches the caller and logs nobody back in', async () => {
@@ -100,8 +100,8 @@ describe('auth.accessToken()', () => {
     await auth.logout();
 
     expect(await inFlight).toBe(401);
-    expect(service.count('login')).toBe(1);
-    expect(service.count('token')).toBe(0);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.refreshCalls).toBe(0);
     expect(await auth.getTokens()).toBeNull();
   });
 
@@ -117,6 +117,6 @@ describe('auth.accessToken()', () => {
     expect(isTokenAuthError(error) && error.code).toBe('LOGGED_OUT');
     const next = await auth.accessToken();
     expect(next).toBe(service.issued[2]);
-    expect(service.count('login')).toBe(2);
+    expect(service.counters.loginCalls).toBe(2);
   });
 });

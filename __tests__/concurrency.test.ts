@@ -19,14 +19,14 @@ describe.each<[string, () => TokenStore]>([
         const { service, api, auth } = rig();
         await api.get('/prime');
         service.expireAccessTokens();
-        const before = service.count('data');
+        const before = service.counters.dataCalls;
 
         const results = await burst(n, (i) => api.post('/orders', { i }));
 
         expect(fulfilled(results)).toBe(n);
-        expect(service.count('token')).toBe(1);
-        expect(service.count('login')).toBe(1);
-        expect(service.count('data') - before).toBe(2 * n);
+        expect(service.counters.refreshCalls).toBe(1);
+        expect(service.counters.loginCalls).toBe(1);
+        expect(service.counters.dataCalls - before).toBe(2 * n);
         expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 1, replays: n, failures: 0 });
       },
     );
@@ -54,7 +54,7 @@ describe.each<[string, () => TokenStore]>([
       service.tokenDelayMs = 60;
 
       const first = api.get('/first');
-      await until(() => service.count('token') === 1);
+      await until(() => service.counters.refreshCalls === 1);
       const later = await burst(10, (i) => api.get(`/later/${i}`));
       await first;
 
@@ -62,7 +62,7 @@ describe.each<[string, () => TokenStore]>([
       const laterSent = service.received.filter((entry) => entry.path.startsWith('/later/'));
       expect(laterSent).toHaveLength(10);
       expect(laterSent.some((entry) => entry.authorization === `Bearer ${old}`)).toBe(false);
-      expect(service.count('token')).toBe(1);
+      expect(service.counters.refreshCalls).toBe(1);
       expect(auth.stats().replays).toBe(1);
     });
   });
@@ -78,7 +78,7 @@ describe.each<[string, () => TokenStore]>([
 
       expect(fast.status).toBe('fulfilled');
       expect(slow.status).toBe('fulfilled');
-      expect(service.count('token')).toBe(1);
+      expect(service.counters.refreshCalls).toBe(1);
       const current = (await auth.getTokens())?.access;
       const slowSends = service.received.filter((entry) => entry.path === '/slow');
       expect(slowSends).toHaveLength(2);
@@ -96,9 +96,9 @@ describe.each<[string, () => TokenStore]>([
         service.expireAccessTokens();
         const results = await burst(60, (i) => api.get(`/orders/${i}`));
         expect(fulfilled(results)).toBe(60);
-        expect(service.count('token')).toBe(expiry);
+        expect(service.counters.refreshCalls).toBe(expiry);
       }
-      expect(service.count('login')).toBe(1);
+      expect(service.counters.loginCalls).toBe(1);
     });
   });
 });

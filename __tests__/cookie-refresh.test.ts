@@ -12,6 +12,7 @@ import { simpleJwt } from 'axios-token-keeper/presets';
 import { burst, fulfilled } from './helpers/flow.js';
 import { expectNoLeaks, recordEvents } from './helpers/scan-secrets.js';
 import { useNock } from './helpers/setup.js';
+import type { FakeServiceCounters } from './helpers/service.js';
 import { reasons } from './helpers/settled.js';
 
 useNock();
@@ -84,8 +85,23 @@ class CookieService {
       });
   }
 
-  count(route: Call['route'], status?: number): number {
-    return this.calls.filter((call) => call.route === route && (status === undefined || call.status === status)).length;
+  /** What it has served so far, in the words of FakeTokenService's counters; it injects no faults. */
+  get counters(): Omit<FakeServiceCounters, 'faults'> {
+    const count = (route: Call['route'], status?: (status: number) => boolean) =>
+      this.calls.filter((call) => call.route === route && (status === undefined || status(call.status))).length;
+    const [loginCalls, refreshCalls] = [count('login'), count('token')];
+    const ok = (status: number) => status === 200;
+    const refused = (status: number) => status >= 400 && status < 500;
+    return {
+      logins: count('login', ok),
+      refreshes: count('token', ok),
+      rejected: count('login', refused) + count('token', refused),
+      unauthorized: count('data', (status) => status === 401),
+      dataCalls: count('data'),
+      tokenCalls: loginCalls + refreshCalls,
+      loginCalls,
+      refreshCalls,
+    };
   }
 
   /** Ends the life of every access token issued so far. */
@@ -193,7 +209,8 @@ describe('refreshTokenInCookie', () => {
     ]);
     expect(refreshArguments).toEqual(['']);
     expect(tokenCallConfigs.map((config) => config.withCredentials)).toEqual([true]);
-    expect([service.count('data', 401), service.count('data', 200)]).toEqual([5, 6]);
+    // The prime, the 5 refused, and their 5 replays.
+    expect(service.counters).toMatchObject({ dataCalls: 11, unauthorized: 5 });
     expect(auth.stats()).toEqual({ logins: 0, refreshes: 1, replays: 5, failures: 0 });
   });
 
@@ -205,7 +222,7 @@ describe('refreshTokenInCookie', () => {
     const results = await burst(3, (index) => api.get(`/api/orders/${index}`));
 
     expect(fulfilled(results)).toBe(3);
-    expect([service.count('token', 200), service.count('login')]).toEqual([1, 0]);
+    expect(service.counters).toMatchObject({ refreshes: 1, loginCalls: 0 });
     expect(tokenCallConfigs.map((config) => config.withCredentials)).toEqual([true]);
     expect(auth.stats()).toEqual({ logins: 0, refreshes: 1, replays: 0, failures: 0 });
   });
@@ -246,7 +263,7 @@ describe('refreshTokenInCookie', () => {
     const errors = reasons(await burst(3, (index) => api.get(`/api/orders/${index}`)));
 
     for (const error of errors) expect(error).toMatchObject({ name: 'TokenAuthError', code: 'NO_CREDENTIALS' });
-    expect([service.count('token', 401), service.count('login')]).toEqual([1, 0]);
+    expect(service.counters).toMatchObject({ refreshCalls: 1, rejected: 1, loginCalls: 0 });
     expect(await auth.getTokens()).toBeNull();
     expectNoLeaks(
       errors,
@@ -263,14 +280,14 @@ describe('refreshTokenInCookie', () => {
     for (let i = 0; i < 35; i += 1) errors.push(await api.get(`/api/orders/${i}`).catch((e: unknown) => e));
 
     for (const error of errors) expect(error).toMatchObject({ name: 'TokenAuthError', code: 'NO_CREDENTIALS' });
-    expect([service.count('token'), service.count('login')]).toEqual([1, 0]);
+    expect(service.counters).toMatchObject({ refreshCalls: 1, loginCalls: 0 });
 
     // A sign-in elsewhere hands a pair over: renewals go through the cookie again.
     await auth.setTokens({ access: service.access() });
     service.jar = `refresh_token=${service.session}`;
     service.expireAccessTokens();
     expect(fulfilled(await burst(3, (i) => api.get(`/api/orders/${i}`)))).toBe(3);
-    expect(service.count('token')).toBe(2);
+    expect(service.counters.refreshCalls).toBe(2);
   });
 
   it('without refreshTokenInCookie, a pair without a refresh token is renewed by a login, never the token call', async () => {
@@ -281,7 +298,7 @@ describe('refreshTokenInCookie', () => {
 
     expect(fulfilled(await burst(3, (index) => api.get(`/api/orders/${index}`)))).toBe(3);
 
-    expect([service.count('login', 200), service.count('token')]).toEqual([2, 0]);
+    expect(service.counters).toMatchObject({ logins: 2, refreshCalls: 0 });
     expect(auth.stats()).toEqual({ logins: 2, refreshes: 0, replays: 3, failures: 0 });
   });
 });

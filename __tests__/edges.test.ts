@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
 import axios from 'axios';
-import type { AxiosError } from 'axios';
 import nock from 'nock';
 import { attachTokenAuth, isTokenAuthError, MemoryTokenStore } from '../lib/index.js';
 import type { TokenStore } from '../lib/index.js';
 import { closeEmulatorsAfterEach, e2e, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { burst, fulfilled, until } from './helpers/flow.js';
+import { failureOf } from './helpers/settled.js';
 
 // Edges of the plugin's life among the rest of axios: shared stores, logout and eject mid-renewal, the user's own
 // transforms, bodies that cannot be sent twice, redirects, and what errors carry back.
@@ -15,11 +15,6 @@ afterEach(() => {
 });
 
 const credentials = { username: E2E_USER, password: E2E_PASSWORD };
-const failureOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => Promise.reject(new Error('expected a failure')),
-    (error: unknown) => error,
-  );
 
 describe('a 401 that a renewal does not cure', () => {
   it('marks that endpoint only: a later expiry of the token still renews for the others', async () => {
@@ -53,11 +48,11 @@ describe('logout() while a renewal runs', () => {
     const store = new MemoryTokenStore();
     const { emulator: service, api, auth } = await e2e({ store }, { latency: { login: 120 } });
 
-    const waiting = failureOf(api.get('/orders'));
+    const waiting = failureOf(api.get('/orders'), isTokenAuthError);
     await until(() => service.calls.some((call) => call.route === 'login'));
     await auth.logout();
 
-    expect(isTokenAuthError(await waiting) && ((await waiting) as { code: string }).code).toBe('LOGGED_OUT');
+    expect((await waiting).code).toBe('LOGGED_OUT');
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(await auth.getTokens()).toBeNull();
     expect(store.get()).toBeNull();
@@ -70,11 +65,11 @@ describe('eject() while a renewal runs', () => {
     await api.get('/orders');
     service.expireAccessTokens();
 
-    const refused = failureOf(api.get('/orders'));
+    const refused = failureOf(api.get('/orders'), axios.isAxiosError);
     await until(() => service.calls.some((call) => call.route === 'token'));
     auth.eject();
 
-    expect(((await refused) as AxiosError).response?.status).toBe(401);
+    expect((await refused).response?.status).toBe(401);
     expect(service.calls.filter((call) => call.route === 'data')).toHaveLength(2);
   });
 });
@@ -87,7 +82,7 @@ describe('replays', () => {
       return config;
     });
 
-    const error = (await failureOf(api.post('/forbidden', { a: 1 }))) as AxiosError;
+    const error = await failureOf(api.post('/forbidden', { a: 1 }), axios.isAxiosError);
 
     expect(error.response?.status).toBe(401);
     expect(service.counters.tokenCalls).toBe(2);
@@ -100,11 +95,11 @@ describe('replays', () => {
     service.expireAccessTokens();
 
     const errors = await Promise.all(
-      [1, 2, 3].map(
-        async () =>
-          (await failureOf(
-            api.post('/upload', Readable.from(['line 1\n', 'line 2\n']), { headers: { 'Content-Type': 'text/plain' } }),
-          )) as AxiosError,
+      [1, 2, 3].map(() =>
+        failureOf(
+          api.post('/upload', Readable.from(['line 1\n', 'line 2\n']), { headers: { 'Content-Type': 'text/plain' } }),
+          axios.isAxiosError,
+        ),
       ),
     );
 
@@ -124,9 +119,10 @@ describe('replays', () => {
     await api.get('/orders');
 
     for (let i = 0; i < 5; i += 1) {
-      const error = (await failureOf(
+      const error = await failureOf(
         api.post('/forbidden-upload', Readable.from([`part ${i}\n`]), { headers: { 'Content-Type': 'text/plain' } }),
-      )) as AxiosError;
+        axios.isAxiosError,
+      );
       expect(error.response?.status).toBe(401);
     }
 
@@ -150,7 +146,7 @@ describe('secrets in what comes back', () => {
     });
     service.inject('data', { status: 503 });
 
-    const error = (await failureOf(api.get('/orders'))) as AxiosError;
+    const error = await failureOf(api.get('/orders'), axios.isAxiosError);
 
     expect(error.config?.headers.Authorization).toBe('[REDACTED]');
   });
@@ -164,7 +160,7 @@ describe('secrets in what comes back', () => {
     const { access } = (await auth.getTokens())!;
     service.inject('data', { status: 500, body: { detail: `could not use Bearer ${access}` } });
 
-    const error = (await failureOf(api.get('/orders', { params: { since } }))) as AxiosError;
+    const error = await failureOf(api.get('/orders', { params: { since } }), axios.isAxiosError);
 
     expect(JSON.stringify(error.response?.data)).not.toContain(access);
     expect((error.config?.params as { since?: unknown } | undefined)?.since).toBe(since);

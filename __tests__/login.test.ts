@@ -12,8 +12,8 @@ describe('login with nothing stored', () => {
     const results = await burst(25, (i) => api.get(`/orders/${i}`));
 
     expect(fulfilled(results)).toBe(25);
-    expect(service.count('login')).toBe(1);
-    expect(service.count('token')).toBe(0);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.refreshCalls).toBe(0);
     const tokens = await auth.getTokens();
     expect(tokens?.access).toBe(service.issued[0]);
     expect(tokens?.refresh).toBe(service.issued[1]);

@@ -2,23 +2,14 @@ import { createServer } from 'node:net';
 import axios from 'axios';
 import nock from 'nock';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
-import type { TokenAuthError } from '../lib/index.js';
 import { API, LOGIN, PASSWORD, USERNAME } from './helpers/service.js';
 import { rig, useNock } from './helpers/setup.js';
+import { failureOf } from './helpers/settled.js';
 
 // A wrong address, a missing secret or plain http: errors that name what the user got wrong and how to fix it.
 useNock();
 
 const credentials = { username: USERNAME, password: PASSWORD };
-
-async function failureOf(promise: Promise<unknown>): Promise<TokenAuthError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isTokenAuthError(error)) throw new Error(`expected a TokenAuthError, got ${String(error)}`);
-  return error;
-}
 
 describe('a login or token call with no such endpoint (404, 405) is a configuration error', () => {
   it('a wrong `loginPath`: the full URL and the option to check, never the credentials; then a pause that says until when', async () => {
@@ -26,7 +17,7 @@ describe('a login or token call with no such endpoint (404, 405) is a configurat
     const api = axios.create({ baseURL: API });
     attachTokenAuth(api, { credentials, loginPath: '/api/v2/login' });
 
-    const error = await failureOf(api.get('/orders'));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('TOKEN_ENDPOINT_NOT_FOUND');
     expect(error.status).toBe(404);
@@ -39,7 +30,7 @@ describe('a login or token call with no such endpoint (404, 405) is a configurat
     expect(login.isDone()).toBe(true);
 
     // The same address would answer the same: automatic logins pause, and the error says so.
-    const again = await failureOf(api.get('/orders'));
+    const again = await failureOf(api.get('/orders'), isTokenAuthError);
     expect(again.code).toBe('TOKEN_ENDPOINT_NOT_FOUND');
     expect(again.message).toMatch(/^Automatic logins are paused until [\dT:.-]+Z \(60 s more, `loginCooldownMs`\)/);
     expect(again.message).toContain('https://api.test/api/v2/login');
@@ -52,21 +43,21 @@ describe('a login or token call with no such endpoint (404, 405) is a configurat
     await api.get('/orders');
     service.expireAccessTokens();
 
-    const error = await failureOf(api.get('/orders'));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('TOKEN_ENDPOINT_NOT_FOUND');
     expect(error.message).toBe(
       'The token service has no token call at https://api.test/auth/api/v1/accounts/refresh ' +
         '(HTTP 405: "Method "POST" not allowed."). Check `authBaseURL` and `tokenPath`.',
     );
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 0, failures: 1 });
   });
 
   it('a login answered 401 is still a rejection of the credentials', async () => {
     const { api } = rig({ credentials: { username: USERNAME, password: 'wrong' } });
 
-    const error = await failureOf(api.get('/orders'));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('LOGIN_REJECTED');
     expect(error.message).toContain(`POST ${API}${LOGIN}`);
@@ -81,7 +72,7 @@ describe('an unreachable token service is named by host and port', () => {
     const api = axios.create({ baseURL: `http://127.0.0.1:${port}` });
     attachTokenAuth(api, { credentials, tokenRetries: 0 });
 
-    const error = await failureOf(api.get('/orders'));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('TOKEN_SERVICE_UNAVAILABLE');
     expect(error.message).toMatch(
@@ -97,7 +88,7 @@ describe('an unreachable token service is named by host and port', () => {
     const api = axios.create({ baseURL: API });
     attachTokenAuth(api, { credentials, authBaseURL: 'https://auth.test', tokenTimeoutMs: 50 });
 
-    const error = await failureOf(api.get('/orders'));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.message).toBe(
       `The token service at auth.test:443 could not be reached: POST https://auth.test${LOGIN} timed out after 50 ms.`,
@@ -146,7 +137,7 @@ describe('bad input at attach time names the fix', () => {
   it('a credentials function that returns an empty password fails its login with NO_CREDENTIALS, saying so', async () => {
     const { service, api } = rig({ credentials: () => ({ username: USERNAME, password: '' }) });
 
-    const error = await failureOf(api.get('/orders'));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('NO_CREDENTIALS');
     expect(error.message).toBe(

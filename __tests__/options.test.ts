@@ -129,16 +129,16 @@ describe('the handle', () => {
     const { service, api, auth } = rig();
 
     await auth.login();
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     await auth.refresh();
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     await api.get('/orders');
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
 
     await auth.logout();
     expect(await auth.getTokens()).toBeNull();
     await api.get('/orders');
-    expect(service.count('login')).toBe(2);
+    expect(service.counters.loginCalls).toBe(2);
     expect(auth.stats()).toEqual({ logins: 2, refreshes: 1, replays: 0, failures: 0 });
   });
 
@@ -185,7 +185,7 @@ describe('custom hooks', () => {
     service.refusalStatus = 403;
 
     await expect(api.get('/orders')).resolves.toMatchObject({ status: 200 });
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
   });
 
   it('applyToken decides how the token travels', async () => {
@@ -210,6 +210,6 @@ describe('custom hooks', () => {
     await first.api.get('/a');
     await second.get('/b');
 
-    expect(first.service.count('login')).toBe(1);
+    expect(first.service.counters.loginCalls).toBe(1);
   });
 });

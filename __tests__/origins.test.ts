@@ -1,8 +1,8 @@
 import axios from 'axios';
-import type { AxiosError } from 'axios';
 import nock from 'nock';
 import { API, FakeTokenService, LOGIN, TOKEN } from './helpers/service.js';
 import { rig, useNock } from './helpers/setup.js';
+import { failureOf } from './helpers/settled.js';
 
 useNock();
 
@@ -28,18 +28,6 @@ function watchedHost(origin: string, service?: FakeTokenService): Array<string |
   return seen;
 }
 
-async function failureOf(promise: Promise<unknown>): Promise<AxiosError> {
-  return promise.then(
-    () => {
-      throw new Error('expected the request to fail');
-    },
-    (error: unknown) => {
-      expect(axios.isAxiosError(error)).toBe(true);
-      return error as AxiosError;
-    },
-  );
-}
-
 describe('default origins: those of baseURL and authBaseURL', () => {
   it('sends the token to an absolute URL on the baseURL origin, however it is spelled', async () => {
     const { service, api } = rig();
@@ -61,11 +49,11 @@ describe('default origins: those of baseURL and authBaseURL', () => {
     const third = watchedHost(THIRD);
     await api.get('/prime');
 
-    const error = await failureOf(api.get(`${THIRD}/webhook`));
+    const error = await failureOf(api.get(`${THIRD}/webhook`), axios.isAxiosError);
 
     expect(error.response?.status).toBe(401);
     expect(third).toEqual([undefined]);
-    expect([service.count('login'), service.count('token'), service.count('data')]).toEqual([1, 0, 1]);
+    expect([service.counters.loginCalls, service.counters.refreshCalls, service.counters.dataCalls]).toEqual([1, 0, 1]);
     expect(auth.stats()).toEqual({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
   });
 
@@ -73,7 +61,7 @@ describe('default origins: those of baseURL and authBaseURL', () => {
     const { service, api, auth } = rig();
     const third = watchedHost(THIRD);
 
-    const error = await failureOf(api.get(`${THIRD}/webhook`));
+    const error = await failureOf(api.get(`${THIRD}/webhook`), axios.isAxiosError);
 
     expect(error.response?.status).toBe(401);
     expect(third).toEqual([undefined]);
@@ -86,10 +74,13 @@ describe('default origins: those of baseURL and authBaseURL', () => {
     const third = watchedHost(THIRD);
     await api.get('/prime');
 
-    await failureOf(api.get(`${THIRD}/webhook`, { headers: { Authorization: 'Token partner-key' } }));
+    await failureOf(
+      api.get(`${THIRD}/webhook`, { headers: { Authorization: 'Token partner-key' } }),
+      axios.isAxiosError,
+    );
 
     expect(third).toEqual(['Token partner-key']);
-    expect(service.count('token')).toBe(0);
+    expect(service.counters.refreshCalls).toBe(0);
   });
 
   it.each([
@@ -103,13 +94,13 @@ describe('default origins: those of baseURL and authBaseURL', () => {
     const other = watchedHost(origin);
     await api.get('/prime');
 
-    const error = await failureOf(api.get(url));
+    const error = await failureOf(api.get(url), axios.isAxiosError);
 
     expect(error.response?.status).toBe(401);
     expect(other).toHaveLength(1);
     expect(other[0] ?? '').not.toMatch(/^Bearer/);
     for (const token of service.issued) expect(other[0] ?? '').not.toContain(token);
-    expect(service.count('token')).toBe(0);
+    expect(service.counters.refreshCalls).toBe(0);
     expect(auth.stats()).toEqual({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
   });
 
@@ -122,7 +113,7 @@ describe('default origins: those of baseURL and authBaseURL', () => {
     const third = watchedHost(THIRD, service);
 
     await api.get(`${AUTH}/profile`);
-    await failureOf(api.get(`${THIRD}/profile`));
+    await failureOf(api.get(`${THIRD}/profile`), axios.isAxiosError);
 
     expect(authHost).toEqual([`Bearer ${service.issued[0]}`]);
     expect(third).toEqual([undefined]);
@@ -149,7 +140,7 @@ describe('default origins: those of baseURL and authBaseURL', () => {
       const { api } = rig({ origins: [API, PARTNER] });
       const third = watchedHost(THIRD);
 
-      const error = await failureOf(api.get(`${PARTNER}/moved`));
+      const error = await failureOf(api.get(`${PARTNER}/moved`), axios.isAxiosError);
 
       expect(error.response?.status).toBe(401);
       // Every request the partner got (one, or two if its 401 was taken for ours) was redirected once.
@@ -164,12 +155,12 @@ describe('default origins: those of baseURL and authBaseURL', () => {
       const { service, api, auth } = rig({ origins: [API, PARTNER] });
       const third = watchedHost(THIRD);
 
-      const error = await failureOf(api.get(`${PARTNER}/moved`));
+      const error = await failureOf(api.get(`${PARTNER}/moved`), axios.isAxiosError);
 
       expect(error.response?.status).toBe(401);
       expect(partner).toEqual([`Bearer ${service.issued[0]}`]);
       expect(third).toEqual([undefined]);
-      expect(service.count('token')).toBe(0);
+      expect(service.counters.refreshCalls).toBe(0);
       expect(auth.stats()).toEqual({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
     });
   });
@@ -186,8 +177,8 @@ describe('explicit origins', () => {
 
     await api.get(`${PARTNER}/a`);
     await api.get('https://img.cdn.test/b.png');
-    await failureOf(api.get('https://img.cdn.test.evil.test/c.png'));
-    const own = await failureOf(api.get('/orders'));
+    await failureOf(api.get('https://img.cdn.test.evil.test/c.png'), axios.isAxiosError);
+    const own = await failureOf(api.get('/orders'), axios.isAxiosError);
 
     const bearer = `Bearer ${service.issued[0]}`;
     expect(partner).toEqual([bearer]);
@@ -198,7 +189,7 @@ describe('explicit origins', () => {
     expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([
       undefined,
     ]);
-    expect([service.count('login'), service.count('token')]).toEqual([1, 0]);
+    expect([service.counters.loginCalls, service.counters.refreshCalls]).toEqual([1, 0]);
   });
 
   it('renews and replays a 401 from a listed origin', async () => {
@@ -232,19 +223,22 @@ describe('skipAuth', () => {
     const { service, api, auth } = rig();
     await api.get('/prime');
 
-    const error = await failureOf(api.get('/public', { skipAuth: true }));
+    const error = await failureOf(api.get('/public', { skipAuth: true }), axios.isAxiosError);
 
     expect(error.response?.status).toBe(401);
     const publicCalls = service.received.filter((entry) => entry.path === '/public');
     expect(publicCalls.map((entry) => entry.authorization)).toEqual([undefined]);
-    expect([service.count('login'), service.count('token')]).toEqual([1, 0]);
+    expect([service.counters.loginCalls, service.counters.refreshCalls]).toEqual([1, 0]);
     expect(auth.stats()).toEqual({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
   });
 
   it('needs no login, and keeps a header the caller set', async () => {
     const { service, api, auth } = rig();
 
-    await failureOf(api.get('/public', { skipAuth: true, headers: { Authorization: 'Bearer caller-owned' } }));
+    await failureOf(
+      api.get('/public', { skipAuth: true, headers: { Authorization: 'Bearer caller-owned' } }),
+      axios.isAxiosError,
+    );
 
     expect(service.received.map((entry) => [entry.route, entry.authorization])).toEqual([
       ['data', 'Bearer caller-owned'],

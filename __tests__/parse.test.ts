@@ -121,8 +121,8 @@ describe('TOKEN_RESPONSE_INVALID', () => {
     expect(error.message).not.toContain('tok-value-f00d');
     expect(error.message).toContain('parseTokens');
     expect(await auth.getTokens()).toBeNull();
-    expect(service.count('login')).toBe(1);
-    expect(service.count('data')).toBe(0);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.dataCalls).toBe(0);
     expect(failures).toEqual([{ operation: 'login', code: 'TOKEN_RESPONSE_INVALID', error }]);
   });
 
@@ -152,7 +152,7 @@ describe('TOKEN_RESPONSE_INVALID', () => {
     expect(error.message).toContain('data.refresh_token');
     expect(error.message).not.toContain('ref-orphan-cafe');
     expect(await auth.getTokens()).toEqual(before);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
   });
 
   it('comes of a custom `parseTokens` that throws, with the thrown message as `cause`', async () => {
@@ -168,7 +168,7 @@ describe('TOKEN_RESPONSE_INVALID', () => {
     for (const other of errors) expect(other).toBe(errors[0]);
     expect((errors[0].cause as Error).message).toBe('answer has no session');
     expect(await auth.getTokens()).toBeNull();
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
   });
 
   it('comes of a custom `parseTokens` that returns nothing or an empty access token', async () => {
@@ -248,7 +248,7 @@ describe('a custom refreshRequest and parseTokens for a service of another shape
     expect(await auth.getTokens()).toMatchObject({ access: 'custom-acc-2', refresh: 'custom-ref-2' });
     expect(service.received.filter((entry) => entry.route === 'data').pop()?.authorization).toBe('Bearer custom-acc-2');
     expect(service.received.some((entry) => entry.path === TOKEN)).toBe(false);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 2, failures: 0 });
   });
 });

@@ -26,7 +26,7 @@ async function primed(
   const refreshReasons: RenewalReason[] = [];
   setup.auth.on('refresh', (event) => refreshReasons.push(event.reason));
   await setup.api.get('/prime');
-  expect(setup.service.count('login')).toBe(1);
+  expect(setup.service.counters.loginCalls).toBe(1);
   return { ...setup, clock, refreshReasons };
 }
 
@@ -72,12 +72,12 @@ describe('proactive renewal, with the default lifetime of an opaque token (45 mi
 
     setup.clock.advance(45 * MINUTE - 30 * SECOND - SECOND);
     await expectNoRenewal(setup);
-    expect(setup.service.count('token')).toBe(0);
+    expect(setup.service.counters.refreshCalls).toBe(0);
 
     setup.clock.advance(2 * SECOND);
     await expectRenewalBeforeSending(setup);
-    expect(setup.service.count('token')).toBe(1);
-    expect(setup.service.count('login')).toBe(1);
+    expect(setup.service.counters.refreshCalls).toBe(1);
+    expect(setup.service.counters.loginCalls).toBe(1);
     expect(setup.refreshReasons).toEqual(['expired']);
   });
 
@@ -88,8 +88,8 @@ describe('proactive renewal, with the default lifetime of an opaque token (45 mi
 
     await expectRenewalAt(setup, 45 * MINUTE - 30 * SECOND);
 
-    expect(setup.service.count('token')).toBe(2);
-    expect(setup.service.count('login')).toBe(1);
+    expect(setup.service.counters.refreshCalls).toBe(2);
+    expect(setup.service.counters.loginCalls).toBe(1);
   });
 
   it.each([
@@ -106,8 +106,8 @@ describe('proactive renewal, with the default lifetime of an opaque token (45 mi
     const results = await burst(30, (i) => api.get(`/orders/${i}`));
 
     expect(fulfilled(results)).toBe(30);
-    expect(service.count('token')).toBe(1);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     const sent = service.received.slice(from);
     expect(sent[0]?.route).toBe('token');
     expect(sent.filter((entry) => entry.route === 'data')).toHaveLength(30);
@@ -121,7 +121,7 @@ describe('expiryMarginMs', () => {
     const setup = await primed({ expiryMarginMs: 5 * MINUTE });
 
     await expectRenewalAt(setup, 40 * MINUTE);
-    expect(setup.service.count('token')).toBe(1);
+    expect(setup.service.counters.refreshCalls).toBe(1);
   });
 
   it('renews exactly at expiry with a margin of 0', async () => {
@@ -131,7 +131,7 @@ describe('expiryMarginMs', () => {
     await expectNoRenewal(setup);
     setup.clock.advance(1);
     await expectRenewalBeforeSending(setup);
-    expect(setup.service.count('token')).toBe(1);
+    expect(setup.service.counters.refreshCalls).toBe(1);
   });
 });
 
@@ -146,7 +146,7 @@ describe('where the lifetime comes from', () => {
 
     // The token answer's `expires_in` sets the lifetime of the renewed token too.
     await expectRenewalAt(setup, 570 * SECOND);
-    expect(setup.service.count('token')).toBe(2);
+    expect(setup.service.counters.refreshCalls).toBe(2);
   });
 
   it('reads the `exp` of a JWT when the answer has no `expires_in`', async () => {
@@ -157,14 +157,14 @@ describe('where the lifetime comes from', () => {
     await expectRenewalAt(setup, 870 * SECOND);
 
     await expectRenewalAt(setup, 870 * SECOND);
-    expect(setup.service.count('token')).toBe(2);
+    expect(setup.service.counters.refreshCalls).toBe(2);
   });
 
   it('falls back to `accessTokenLifetimeMs` for an opaque token with no `expires_in`', async () => {
     const setup = await primed({ accessTokenLifetimeMs: 10 * MINUTE });
 
     await expectRenewalAt(setup, 10 * MINUTE - 30 * SECOND);
-    expect(setup.service.count('token')).toBe(1);
+    expect(setup.service.counters.refreshCalls).toBe(1);
   });
 
   it('never renews before sending with `accessTokenLifetimeMs: Infinity`, only on 401', async () => {
@@ -174,14 +174,14 @@ describe('where the lifetime comes from', () => {
 
     clock.advance(10 * 365 * 24 * 60 * MINUTE);
     for (let i = 0; i < 5; i += 1) await expectNoRenewal(setup, `/orders/${i}`);
-    expect(service.count('token')).toBe(0);
+    expect(service.counters.refreshCalls).toBe(0);
 
     service.expireAccessTokens();
     const from = service.received.length;
     await api.get('/refused');
 
     expect(service.received.slice(from).map((entry) => entry.route)).toEqual(['data', 'token', 'data']);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     expect(setup.refreshReasons).toEqual(['rejected']);
     expect(auth.stats().replays).toBe(1);
   });
@@ -196,8 +196,8 @@ describe('an expiry already past on arrival is not trusted', () => {
     }
     const results = await burst(20, (i) => setup.api.get(`/burst/${i}`));
     expect(fulfilled(results)).toBe(20);
-    expect(setup.service.count('token')).toBe(0);
-    expect(setup.service.count('login')).toBe(1);
+    expect(setup.service.counters.refreshCalls).toBe(0);
+    expect(setup.service.counters.loginCalls).toBe(1);
   }
 
   it('a JWT whose `exp` is behind our clock', async () => {

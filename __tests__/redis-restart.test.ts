@@ -4,6 +4,7 @@ import { FleetPool, keepBursting, sumBursts } from '../harness/fleet.js';
 import type { BurstReply, Fleet, FleetEvent, FleetWorker, RedisClientSettings } from '../harness/fleet.js';
 import { until } from './helpers/flow.js';
 import type { EmulatorOptions, TokenServiceEmulator } from '../lib/emulator/index.js';
+import Redis from 'ioredis';
 import { subscriptions, withConnection } from '../harness/redis-server.js';
 import { redisServerForFile } from './helpers/redis.js';
 
@@ -124,123 +125,189 @@ describe('a fleet of 4 processes on a Redis killed mid-traffic and restarted emp
 
 describe('a fleet of 4 processes whose Redis restarts empty while the lock holder renews', () => {
   it('loses no request; the lost lock costs one refused token call and no login, and every process ends on the pair in Redis', async () => {
-    await lostLock({ downMs: 0 });
+    // Killed and started again at once: the 3 others, waiting for the lock, try it again on the empty Redis, where the
+    // first try is granted; that process finds no pair, sends the refresh token the holder is spending, and is refused.
+    await lostLock('restarted-at-once', {
+      refreshes: 1,
+      rejected: 1,
+      logins: 0,
+      sentTwice: 1,
+      holderRefreshed: 1,
+      lockFailed: 0,
+      refusedWithoutLock: 0,
+      refusedUnderLockTakenAfterRestart: 1,
+      onRedisPair: [true, true, true, true],
+    });
   }, 30_000);
 
-  // Down long enough that the processes' tries at the lock fall in the outage: they renew without the lock, send the
-  // refresh token the holder is spending, and their read fails too. Refused, each takes the holder's pair it heard of
-  // meanwhile instead of logging in, and ends on the pair in Redis.
-  // Whether a process's try falls in the outage is timing: in about half the runs one does. The assertion holds either
-  // way; the runs where none did test only the first case's outcome again.
-  it('down for 0.5 s: no process logs in, and each that renewed without the lock, if any did, is refused once', async () => {
-    await lostLock({ downMs: 500 });
+  it('down until each of the others has tried the lock in the outage: each renews without it and is refused once, no process logs in, and every process ends on the pair in Redis', async () => {
+    // Each of the 3 others tries the lock while Redis is down: its try fails, and so does its read of the store, so it
+    // sends the refresh token the holder is spending. Refused, it takes the holder's pair it heard of meanwhile
+    // instead of logging in. Nobody is left waiting for the lock to take it on the empty Redis.
+    await lostLock('down-until-each-try-failed', {
+      refreshes: 1,
+      rejected: 3,
+      logins: 0,
+      sentTwice: 3,
+      holderRefreshed: 1,
+      lockFailed: 3,
+      refusedWithoutLock: 3,
+      refusedUnderLockTakenAfterRestart: 0,
+      onRedisPair: [true, true, true, true],
+    });
   }, 30_000);
 });
 
 /**
- * A fleet of 4 whose Redis is killed, and restarted empty after `downMs`, once the lock holder's token call has
- * reached the service: with no outage to speak of, once the 3 others wait for the lock too.
+ * The owners of the tries at the lock that the server at `port` runs from now on (its LOCK script, the one that takes
+ * `KEYS[3]` with `SET … NX`; each `lock()` tries under an owner of its own), seen through MONITOR.
  */
-async function lostLock({ downMs }: { downMs: number }): Promise<void> {
-  {
-    const prefix = `restart-test:${randomUUID()}`;
-    const key = `{${prefix}}:pair`;
-    // Every token call answers 1.5 s after it arrives, and spends its refresh token then: calls are served in the
-    // order they came, as a real service serves them, and the holder is inside its renewal long enough to restart
-    // Redis under it.
-    const TOKEN_CALL_MS = 1_500;
-    const { fleet, service } = await startOn(prefix, { latency: { token: TOKEN_CALL_MS } });
-    const warm = await fleet.burst(20);
-    await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 4, 5_000);
+async function watchLockTries(port: number): Promise<{ owners: Set<string>; stop(): void }> {
+  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, retryStrategy: () => null });
+  const monitor = await client.monitor();
+  const owners = new Set<string>();
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    // EVAL script numkeys pair fence lock owner …
+    if (args[0]?.toLowerCase() === 'eval' && args[1]?.includes("'SET', KEYS[3]") && args[6]) owners.add(args[6]);
+  });
+  return {
+    owners,
+    stop: () => {
+      monitor.disconnect();
+      client.disconnect();
+    },
+  };
+}
 
-    // Each process bursts on its own, not in rounds: none waits for the holder's burst to end before it sends again.
-    const during = keepEachBursting(fleet, 10);
-    await sleep(100);
-    const expiredAt = Date.now();
-    service.expireAccessTokens();
-    const since = (name: FleetEvent['name'], worker: FleetWorker, from = expiredAt) =>
-      worker.events.filter((event) => event.name === name && event.at >= from);
-    // The holder has the lock and its token call has reached the service, which holds it for 1.5 s; the 3 others
-    // found the expiry too and wait for the lock.
-    const { worker: holder } = await fleet.waitForEvent(
-      (event) => event.name === 'lock-acquired' && event.at >= expiredAt,
-      5_000,
-    );
+/** What a lost lock cost: the token service's counters and what the processes reported. */
+interface LostLockOutcome {
+  refreshes: number;
+  rejected: number;
+  /** Logins after the first. */
+  logins: number;
+  /** Sends of a refresh token that had been sent before. */
+  sentTwice: number;
+  holderRefreshed: number;
+  /** Tries at the lock that failed (Redis down): each such process renews without the lock. */
+  lockFailed: number;
+  /** Processes refused a refresh token in a renewal without the lock. */
+  refusedWithoutLock: number;
+  /** Processes refused a refresh token under a lock granted on the restarted, empty Redis. */
+  refusedUnderLockTakenAfterRestart: number;
+  /** Per process: whether what it sends after it all carries the access token of the pair in Redis. */
+  onRedisPair: boolean[];
+}
+
+/**
+ * A fleet of 4 whose Redis is killed once the lock holder's token call has reached the service and the 3 others wait
+ * for the lock, and restarted empty: at once, or only once each of the 3 others has tried the lock in the outage (its
+ * try failed) and sent its refresh token. Redis is back, and every process subscribed again, before the holder's
+ * token call is answered, which the test checks; the outage is brought to the tries rather than timed.
+ */
+async function lostLock(
+  outage: 'restarted-at-once' | 'down-until-each-try-failed',
+  expected: LostLockOutcome,
+): Promise<void> {
+  const prefix = `restart-test:${randomUUID()}`;
+  const key = `{${prefix}}:pair`;
+  // Every token call answers 5 s after it arrives, and spends its refresh token then: calls are served in the order
+  // they came, as a real service serves them, and the holder is inside its renewal long enough for the outage, the
+  // others' tries in it (at most 1 s apart while they wait) and the reconnects.
+  const TOKEN_CALL_MS = 5_000;
+  const { fleet, service } = await startOn(prefix, { latency: { token: TOKEN_CALL_MS } });
+  const warm = await fleet.burst(20);
+  await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 4, 5_000);
+
+  // Each process bursts on its own, not in rounds: none waits for the holder's burst to end before it sends again.
+  const during = keepEachBursting(fleet, 10);
+  await sleep(100);
+  const expiredAt = Date.now();
+  // The emulator counts a token call in `tokenCalls` once its latency has passed: as it is answered.
+  const answeredBefore = service.counters.tokenCalls;
+  service.expireAccessTokens();
+  const since = (name: FleetEvent['name'], worker: FleetWorker, from = expiredAt) =>
+    worker.events.filter((event) => event.name === name && event.at >= from);
+  const tokenCallsSinceExpiry = () => service.calls.filter((call) => call.route === 'token' && call.at >= expiredAt);
+  // The holder has the lock and its token call has reached the service; the 3 others found the expiry too and wait
+  // for the lock.
+  const { worker: holder } = await fleet.waitForEvent(
+    (event) => event.name === 'lock-acquired' && event.at >= expiredAt,
+    5_000,
+  );
+  const others = fleet.workers.filter((worker) => worker !== holder);
+  await until(
+    () =>
+      tokenCallsSinceExpiry().length === 1 &&
+      fleet.workers.every((worker) => since('lock-requested', worker).length > 0),
+    2_000,
+  );
+  // The outage comes right after a try of each waiter, none in flight: a release wakes the waiters (each tries within
+  // 50 ms, and is refused), and the next try of each is 0.5 to 1 s away (20 x pollMs, with jitter).
+  const tries = await watchLockTries(server().port);
+  await withConnection(server().port, (client) => client.publish(`{${prefix}}:changed`, 'released'));
+  await until(() => tries.owners.size === others.length, 1_000);
+  // A waiter whose try the wake overtook tries once more, within the wake's 50 ms.
+  await sleep(100);
+  tries.stop();
+  await server().kill();
+  if (outage === 'down-until-each-try-failed') {
+    // Down until each waiter's next try (at most 1 s away) has failed, and its token call has left: its read of the
+    // store failed too, as Redis was still down. A command fails after two failed reconnects, 0.4 s at most here.
     await until(
-      () =>
-        service.calls.some((call) => call.route === 'token' && call.at >= expiredAt) &&
-        (downMs > 0 || fleet.workers.every((worker) => since('lock-requested', worker).length > 0)),
-      1_000,
+      () => others.every((worker) => since('lock-failed', worker).length > 0) && tokenCallsSinceExpiry().length === 4,
+      3_000,
     );
-    const killedAt = Date.now();
-    await server().kill();
-    await sleep(downMs);
-    await server().restart();
-    const restartedAt = Date.now();
-    // Empty (the lock, the fence and the pair are gone) while the holder's token call is still unanswered.
-    expect(restartedAt - killedAt).toBeLessThan(TOKEN_CALL_MS / 2);
-    expect(await read(key)).toBeNull();
-
-    // Settled: every call to the service answered, every lock granted released, the pair back in Redis.
-    const unanswered = () => service.calls.filter((call) => call.route !== 'data').length - service.counters.tokenCalls;
-    const all = (name: FleetEvent['name']) => fleet.workers.flatMap((worker) => since(name, worker)).length;
-    await until(
-      async () =>
-        unanswered() === 0 &&
-        service.counters.tokenCalls >= 2 &&
-        all('lock-acquired') === all('lock-released') &&
-        (await read(key)) !== null,
-      10_000,
-    );
-    await sleep(200);
-    const around = await during.stop();
-
-    // Each process sends a few requests to a path of its own: does each carry the access token of the pair in Redis?
-    const record = JSON.parse((await read(key))!) as { pair: { access: string } };
-    await Promise.all(fleet.workers.map((_, i) => fleet.burst(3, { only: [i], path: `/check/${i}` })));
-    const onRedisPair = fleet.workers.map((_, i) =>
-      service.calls
-        .filter((call) => call.path.startsWith(`/check/${i}/`))
-        .every((call) => call.authorization === `Bearer ${record.pair.access}`),
-    );
-
-    const total = sumBursts([...warm, ...around]);
-    const sent = service.calls
-      .filter((call) => call.route === 'token')
-      .map((call) => (JSON.parse(call.body) as { refresh_token?: string }).refresh_token);
-    const refused = fleet.workers.filter((worker) =>
-      since('failure', worker).some((event) => event.name === 'failure' && event.code === 'REFRESH_REJECTED'),
-    );
-    // The processes that renewed without the lock (their try fell in the outage), and whether one took the lock
-    // after the restart: at most one can, as the holder's write puts the pair back before any other try.
-    const lockless = fleet.workers.filter((worker) => since('lock-failed', worker).length > 0).length;
-    const afterRestart = Math.min(1, 3 - lockless);
-    expect(total.errors).toEqual([]);
-    expect(total.failed).toBe(0);
-    expect({
-      refreshes: service.counters.refreshes,
-      rejected: service.counters.rejected,
-      logins: service.counters.logins - 1,
-      sentTwice: sent.length - new Set(sent).size,
-      // The holder's token call was the refresh; the refused one came from a process that took the lock after the
-      // restart, not from one that renewed without it.
-      holderRefreshed: since('refresh', holder).length,
-      refusedUnderLockTakenAfterRestart: refused.filter((worker) => since('lock-acquired', worker, restartedAt).length)
-        .length,
-      lockFailed: all('lock-failed'),
-      onRedisPair,
-    }).toEqual({
-      refreshes: 1,
-      // Refused once each: the process granted the lock after the restart, if one waited for it across the restart,
-      // and each process whose try at the lock fell in the outage (none without one).
-      rejected: lockless + afterRestart,
-      logins: 0,
-      sentTwice: lockless + afterRestart,
-      holderRefreshed: 1,
-      refusedUnderLockTakenAfterRestart: afterRestart,
-      lockFailed: lockless,
-      onRedisPair: [true, true, true, true],
-    });
-    if (downMs === 0) expect({ lockless, afterRestart }).toEqual({ lockless: 0, afterRestart: 1 });
   }
+  await server().restart();
+  const restartedAt = Date.now();
+  // Empty: the lock, the fence and the pair are gone.
+  expect(await read(key)).toBeNull();
+  // Every process hears the pair the holder is about to write, which no token call has been answered with yet.
+  await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 4, 1_000);
+  expect(service.counters.tokenCalls - answeredBefore).toBe(0);
+
+  // Settled: every call to the service answered, every lock granted released, the pair back in Redis.
+  const unanswered = () => service.calls.filter((call) => call.route !== 'data').length - service.counters.tokenCalls;
+  const all = (name: FleetEvent['name']) => fleet.workers.flatMap((worker) => since(name, worker)).length;
+  await until(
+    async () =>
+      unanswered() === 0 &&
+      service.counters.tokenCalls - answeredBefore >= 2 &&
+      all('lock-acquired') === all('lock-released') &&
+      (await read(key)) !== null,
+    15_000,
+  );
+  await sleep(200);
+  const around = await during.stop();
+
+  // Each process sends a few requests to a path of its own: does each carry the access token of the pair in Redis?
+  const record = JSON.parse((await read(key))!) as { pair: { access: string } };
+  await Promise.all(fleet.workers.map((_, i) => fleet.burst(3, { only: [i], path: `/check/${i}` })));
+  const onRedisPair = fleet.workers.map((_, i) =>
+    service.calls
+      .filter((call) => call.path.startsWith(`/check/${i}/`))
+      .every((call) => call.authorization === `Bearer ${record.pair.access}`),
+  );
+
+  const total = sumBursts([...warm, ...around]);
+  const sent = service.calls
+    .filter((call) => call.route === 'token')
+    .map((call) => (JSON.parse(call.body) as { refresh_token?: string }).refresh_token);
+  const refused = fleet.workers.filter((worker) =>
+    since('failure', worker).some((event) => event.name === 'failure' && event.code === 'REFRESH_REJECTED'),
+  );
+  expect(total.errors).toEqual([]);
+  expect(total.failed).toBe(0);
+  expect({
+    refreshes: service.counters.refreshes,
+    rejected: service.counters.rejected,
+    logins: service.counters.logins - 1,
+    sentTwice: sent.length - new Set(sent).size,
+    holderRefreshed: since('refresh', holder).length,
+    lockFailed: all('lock-failed'),
+    refusedWithoutLock: refused.filter((worker) => since('lock-failed', worker).length > 0).length,
+    refusedUnderLockTakenAfterRestart: refused.filter((worker) => since('lock-acquired', worker, restartedAt).length)
+      .length,
+    onRedisPair,
+  }).toEqual(expected);
 }

@@ -61,36 +61,36 @@ describe('renewals that cure nothing back off', () => {
     for (let i = 0; i < 200; i += 1) service.alwaysUnauthorized.add(`/orders/${i}`);
 
     expectRefusedAsIs(await twoHundredPaths((path) => api.get(path)));
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
 
     // 1 s after the renewal that cured nothing a refusal may renew again; that one cures nothing either: 2 s more.
     clock.advance(999);
     expectRefusedAsIs(await burst(5, (i) => api.get(`/orders/${i}`)));
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     clock.advance(1);
     expectRefusedAsIs(await burst(5, (i) => api.get(`/orders/${50 + i}`)));
-    expect(service.count('token')).toBe(2);
+    expect(service.counters.refreshCalls).toBe(2);
     clock.advance(1_999);
     expectRefusedAsIs(await burst(5, (i) => api.get(`/orders/${100 + i}`)));
-    expect(service.count('token')).toBe(2);
+    expect(service.counters.refreshCalls).toBe(2);
     clock.advance(1);
     expectRefusedAsIs(await burst(5, (i) => api.get(`/orders/${150 + i}`)));
-    expect(service.count('token')).toBe(3);
+    expect(service.counters.refreshCalls).toBe(3);
 
     // A request accepted elsewhere says nothing of the endpoints that refuse: the 4 s wait holds.
     expect((await api.get('/healthy')).status).toBe(200);
     service.expireAccessTokens();
     expectRefusedAsIs(await burst(5, (i) => api.get(`/after/${i}`)));
-    expect(service.count('token')).toBe(3);
+    expect(service.counters.refreshCalls).toBe(3);
 
     // Once it is over, a renewal cures the refusals: its replays are accepted, and the back-off ends.
     clock.advance(4_000);
     expect(fulfilled(await burst(10, (i) => api.get(`/after/${i}`)))).toBe(10);
-    expect(service.count('token')).toBe(4);
+    expect(service.counters.refreshCalls).toBe(4);
     service.expireAccessTokens();
     expect(fulfilled(await burst(10, (i) => api.get(`/again/${i}`)))).toBe(10);
-    expect(service.count('token')).toBe(5);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(5);
+    expect(service.counters.loginCalls).toBe(1);
   });
 
   it('a permission on each object, with a healthy endpoint answered between: the healthy answers do not reopen renewals', async () => {
@@ -104,7 +104,7 @@ describe('renewals that cure nothing back off', () => {
     }
 
     // The first object's refusal is a permission of it; the second makes refusals general, and the back-off holds.
-    expect(service.count('token')).toBe(2);
+    expect(service.counters.refreshCalls).toBe(2);
   });
 
   it('one request at a time, each to a new path: the second path refusing a renewed pair holds renewals back', async () => {
@@ -114,8 +114,8 @@ describe('renewals that cure nothing back off', () => {
 
     for (let i = 0; i < 50; i += 1) expectRefusedAsIs(await burst(1, () => api.get(`/orders/${i}`)));
 
-    expect(service.count('token')).toBe(2);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(2);
+    expect(service.counters.loginCalls).toBe(1);
   });
 
   it('a permission on one endpoint while others work: one token call, its 401s reach the caller, the others unaffected', async () => {
@@ -174,9 +174,9 @@ describe('margins from the token’s own life', () => {
     }
 
     // Renewals at 54 s, 108 s, 162 s, 216 s and 270 s: one per lifetime less the margin, never a 401.
-    expect(service.count('login')).toBe(1);
-    expect(service.count('token')).toBe(5);
-    expect(service.count('data')).toBe(300);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.refreshCalls).toBe(5);
+    expect(service.counters.dataCalls).toBe(300);
   });
 });
 
@@ -217,13 +217,13 @@ describe('stored pairs know their expiry', () => {
     service.jwtLifetimeSec = 600;
     const { stored, store } = await storedWithoutExpiry(rig({ clock: clock.now }, service));
     clock.advance(601_000);
-    const dataBefore = service.count('data');
+    const dataBefore = service.counters.dataCalls;
 
     const { api } = rig({ clock: clock.now, store }, service);
     const results = await burst(5, (i) => api.get(`/orders/${i}`));
 
     expect(fulfilled(results)).toBe(5);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     const sent = service.received.filter((entry) => entry.route === 'data').slice(dataBefore);
     expect(sent).toHaveLength(5);
     expect(sent.filter((entry) => entry.authorization === `Bearer ${stored.access}`)).toHaveLength(0);

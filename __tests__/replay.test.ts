@@ -28,7 +28,7 @@ describe('each request is replayed at most once per renewal', () => {
     const response = await pending;
 
     expect(response.status).toBe(200);
-    expect(service.count('token')).toBe(2);
+    expect(service.counters.refreshCalls).toBe(2);
     expect(slow()).toHaveLength(3);
     expect(new Set(slow().map((entry) => entry.authorization)).size).toBe(3);
     expect(auth.stats().replays).toBe(3);
@@ -44,7 +44,7 @@ describe('each request is replayed at most once per renewal', () => {
     expect(isTokenAuthError(error)).toBe(false);
     expect(error.response?.status).toBe(401);
     expect(service.received.filter((entry) => entry.path === '/forbidden')).toHaveLength(2);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     expect(auth.stats().replays).toBe(1);
   });
 
@@ -54,7 +54,7 @@ describe('each request is replayed at most once per renewal', () => {
     service.alwaysUnauthorized.add('/forbidden');
 
     await api.get('/forbidden').catch(() => undefined);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
 
     const sequential: number[] = [];
     for (let i = 0; i < 5; i += 1)
@@ -63,7 +63,7 @@ describe('each request is replayed at most once per renewal', () => {
 
     expect(sequential).toEqual([401, 401, 401, 401, 401]);
     expect(fulfilled(concurrent)).toBe(0);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     expect(service.received.filter((entry) => entry.path === '/forbidden')).toHaveLength(2 + 5 + 20);
     // The same token still serves everything else.
     await expect(api.get('/orders')).resolves.toMatchObject({ status: 200 });
@@ -73,7 +73,7 @@ describe('each request is replayed at most once per renewal', () => {
     clock.advance(45 * 60_000);
     await burst(10, () => api.get('/forbidden'));
     await burst(10, () => api.get('/forbidden'));
-    expect(service.count('token')).toBe(3);
+    expect(service.counters.refreshCalls).toBe(3);
   });
 
   it('does not loop when the service refuses every token it issues', async () => {
@@ -84,8 +84,8 @@ describe('each request is replayed at most once per renewal', () => {
     const results = await burst(30, () => api.get('/orders'));
 
     expect(fulfilled(results)).toBe(0);
-    expect(service.count('token')).toBe(1);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
   });
 });
 
@@ -168,6 +168,6 @@ describe('a replay keeps the request as sent', () => {
     const sends = service.received.filter((entry) => entry.path === '/orders/9');
     expect(sends.map((entry) => entry.headers['x-request-id'])).toEqual(['r0', 'r0']);
     expect(new Set(sends.map((entry) => entry.authorization)).size).toBe(2);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
   });
 });

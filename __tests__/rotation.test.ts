@@ -57,8 +57,8 @@ describe('refresh token rotation', () => {
     expect(refreshTokensSent(service)).toEqual([service.issued[1], service.issued[3], service.issued[5]]);
     expect(await auth.getTokens()).toMatchObject({ access: service.issued[6], refresh: service.issued[7] });
     // Had the plugin kept an old refresh token, the service (where each works once) would have refused it.
-    expect(service.count('login')).toBe(1);
-    expect(service.count('token')).toBe(3);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.refreshCalls).toBe(3);
     expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 3, replays: 3, failures: 0 });
   });
 
@@ -94,8 +94,8 @@ describe('refresh token rotation', () => {
     expect(now?.refresh).toBe(atLogin?.refresh);
     expect(now?.access).toBe(service.issued[service.issued.length - 2]);
     expect(refreshes.map((event) => event.rotated)).toEqual([false, false, false]);
-    expect(service.count('login')).toBe(1);
-    expect(service.count('token')).toBe(3);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.refreshCalls).toBe(3);
   });
 
   it('does not call it a rotation when the answer repeats the refresh token sent', async () => {
@@ -133,9 +133,9 @@ describe('the token call rejects the refresh token', () => {
     const results = await burst(n, (i) => api.post('/orders', { i }));
 
     expect(fulfilled(results)).toBe(n);
-    expect(service.count('token')).toBe(1);
-    expect(service.count('login')).toBe(2);
-    expect(service.count('data')).toBe(1 + 2 * n);
+    expect(service.counters.refreshCalls).toBe(1);
+    expect(service.counters.loginCalls).toBe(2);
+    expect(service.counters.dataCalls).toBe(1 + 2 * n);
     expect(routesSince(service, from).filter((route) => route !== 'data')).toEqual(['token', 'login']);
     const fresh = (await auth.getTokens())?.access;
     expect(fresh).toBe(service.issued[2]);
@@ -186,15 +186,15 @@ describe('the login rejects the credentials', () => {
         request: cause.request as unknown,
       }),
     ).not.toContain(basic);
-    expect(service.count('login')).toBe(1);
-    expect(service.count('data')).toBe(0);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.dataCalls).toBe(0);
   });
 
   it('does not log in on its own during the cooldown: requests fail at once with the same error, then one login is tried after it', async () => {
     const { service, api, clock } = rejectedRig();
     const first = await api.get('/orders').catch((e: unknown) => e);
     expectLoginRejected(first);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
 
     clock.advance(30_000);
     const early = await burst(4, (i) => api.get(`/early/${i}`));
@@ -207,13 +207,13 @@ describe('the login rejects the credentials', () => {
     clock.advance(1);
     const after = await api.get('/after').catch((e: unknown) => e);
 
-    expect(service.count('login')).toBe(2);
+    expect(service.counters.loginCalls).toBe(2);
     expectLoginRejected(after);
     // A new attempt, with its own error, that starts a new cooldown.
     expect(after).not.toBe(first);
     clock.advance(59_999);
     expectPausedBy(await api.get('/again').catch((e: unknown) => e), after);
-    expect(service.count('login')).toBe(2);
+    expect(service.counters.loginCalls).toBe(2);
   });
 
   it('logs in again after the cooldown, and goes on once the service accepts the credentials', async () => {
@@ -224,13 +224,13 @@ describe('the login rejects the credentials', () => {
     clock.advance(59_999);
     const inWindow = await api.get('/orders').catch((e: unknown) => e);
     expectLoginRejected(inWindow);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
 
     clock.advance(1);
     const results = await burst(5, (i) => api.get(`/orders/${i}`));
 
     expect(fulfilled(results)).toBe(5);
-    expect(service.count('login')).toBe(2);
+    expect(service.counters.loginCalls).toBe(2);
   });
 
   it('honours a custom `loginCooldownMs`', async () => {
@@ -239,11 +239,11 @@ describe('the login rejects the credentials', () => {
 
     clock.advance(4_999);
     await api.get('/orders').catch(() => undefined);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
 
     clock.advance(1);
     await api.get('/orders').catch(() => undefined);
-    expect(service.count('login')).toBe(2);
+    expect(service.counters.loginCalls).toBe(2);
   });
 
   it('lets `auth.login()` try again at once inside the cooldown', async () => {
@@ -254,16 +254,16 @@ describe('the login rejects the credentials', () => {
     const manualRejected = await auth.login().catch((e: unknown) => e);
     expectLoginRejected(manualRejected);
     expect(manualRejected).not.toBe(first);
-    expect(service.count('login')).toBe(2);
+    expect(service.counters.loginCalls).toBe(2);
 
     service.users.set(USERNAME, PASSWORD);
     await auth.login();
-    expect(service.count('login')).toBe(3);
+    expect(service.counters.loginCalls).toBe(3);
 
     // A successful login ends the cooldown: requests go through with its token, with no further login.
     const results = await burst(3, (i) => api.get(`/orders/${i}`));
     expect(fulfilled(results)).toBe(3);
-    expect(service.count('login')).toBe(3);
+    expect(service.counters.loginCalls).toBe(3);
   });
 
   describe('after the refresh token was refused too', () => {
@@ -285,8 +285,8 @@ describe('the login rejects the credentials', () => {
       const errors = reasons(results);
       expectLoginRejected(errors[0]);
       for (const error of errors) expect(error).toBe(errors[0]);
-      expect(service.count('token')).toBe(1);
-      expect(service.count('login')).toBe(2);
+      expect(service.counters.refreshCalls).toBe(1);
+      expect(service.counters.loginCalls).toBe(2);
     });
 
     it('does not log in again during the cooldown and fails requests with the same error', async () => {
@@ -297,7 +297,7 @@ describe('the login rejects the credentials', () => {
       const inWindow = await burst(3, (i) => api.get(`/later/${i}`));
 
       for (const other of reasons(inWindow)) expectPausedBy(other, error);
-      expect(service.count('login')).toBe(2);
+      expect(service.counters.loginCalls).toBe(2);
     });
 
     it('fails requests during the cooldown at once, without sending the refused tokens again', async () => {
@@ -332,8 +332,8 @@ describe('two instances with one shared MemoryTokenStore', () => {
     const results = await burst(20, (i) => (i % 2 === 0 ? a.api : b.api).get(`/orders/${i}`));
 
     expect(fulfilled(results)).toBe(20);
-    expect(service.count('login')).toBe(1);
-    expect(service.count('token')).toBe(0);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.refreshCalls).toBe(0);
     expect(await b.auth.getTokens()).toEqual(await a.auth.getTokens());
     expect(
       new Set(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)),
@@ -349,8 +349,8 @@ describe('two instances with one shared MemoryTokenStore', () => {
     const results = await burst(n, (i) => (i % 2 === 0 ? a.api : b.api).get(`/orders/${i}`));
 
     expect(fulfilled(results)).toBe(n);
-    expect(service.count('login')).toBe(1);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     const fresh = await a.auth.getTokens();
     expect(fresh).toMatchObject({ access: service.issued[2], refresh: service.issued[3] });
     expect(await b.auth.getTokens()).toEqual(fresh);
@@ -360,8 +360,8 @@ describe('two instances with one shared MemoryTokenStore', () => {
     service.expireAccessTokens();
     const next = await burst(n, (i) => (i % 2 === 0 ? b.api : a.api).get(`/next/${i}`));
     expect(fulfilled(next)).toBe(n);
-    expect(service.count('token')).toBe(2);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(2);
+    expect(service.counters.loginCalls).toBe(1);
     expect(refreshTokensSent(service)).toEqual([service.issued[1], service.issued[3]]);
   });
 
@@ -374,8 +374,8 @@ describe('two instances with one shared MemoryTokenStore', () => {
     const results = await burst(20, (i) => (i % 2 === 0 ? a.api : b.api).get(`/orders/${i}`));
 
     expect(fulfilled(results)).toBe(20);
-    expect(service.count('login')).toBe(1);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     expect(await b.auth.getTokens()).toEqual(await a.auth.getTokens());
   });
 });

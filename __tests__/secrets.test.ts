@@ -18,6 +18,7 @@ import {
 import type { Recorded, Secret } from './helpers/scan-secrets.js';
 import { API, FakeTokenService, LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
 import { rig, until, useNock } from './helpers/setup.js';
+import { failureOf } from './helpers/settled.js';
 
 useNock();
 
@@ -49,20 +50,6 @@ function expectNothingLeaked(error: unknown, events: Recorded[], secrets: Secret
   expect(leaks).toEqual([]);
   // The library reports through events, never through the console.
   expect(consoleCalls).toEqual([]);
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected the request to fail');
-    },
-    (error: unknown) => error,
-  );
-}
-
-function asTokenAuthError(error: unknown): TokenAuthError {
-  expect(isTokenAuthError(error)).toBe(true);
-  return error as TokenAuthError;
 }
 
 /** The axios error the plugin keeps as `cause`, with its config (where axios keeps headers, auth and data). */
@@ -146,7 +133,7 @@ describe('errors from the login call', () => {
     const { service, api, auth } = rig({ credentials: { username: USERNAME, password: wrong } });
     const recorded = recordEvents(auth);
 
-    const error = asTokenAuthError(await failureOf(api.get('/orders')));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('LOGIN_REJECTED');
     expect(error.status).toBe(401);
@@ -154,8 +141,8 @@ describe('errors from the login call', () => {
     expect(cause.response?.status).toBe(401);
     // What was sent stays home: the cause names the call, without the Basic header, the body or the query.
     expect(cause.config).toEqual({ method: 'post', url: `${service.authBase}${LOGIN}` });
-    expect(service.count('login')).toBe(1);
-    expect(service.count('data')).toBe(0);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.dataCalls).toBe(0);
     expect(service.received[0]?.authorization).toBe(basicHeader(USERNAME, wrong));
     expect(events(recorded)).toEqual(['failure:LOGIN_REJECTED']);
     expectNothingLeaked(error, recorded, [...secretsOf(service), ...credentialSecrets(USERNAME, wrong)]);
@@ -169,7 +156,7 @@ describe('errors from the login call', () => {
       { detail: `Credentials not accepted: ${BASIC}`, seen: { authorization: BASIC, credentials: BASIC_PART } },
     ]);
 
-    const error = asTokenAuthError(await failureOf(api.get('/orders')));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('LOGIN_REJECTED');
     expect(error.message).toContain('Credentials not accepted');
@@ -186,7 +173,7 @@ describe('errors from the login call', () => {
       { detail: `No account matches ${USERNAME}:${PASSWORD}`, username: USERNAME, password: PASSWORD },
     ]);
 
-    const error = asTokenAuthError(await failureOf(api.get('/orders')));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('LOGIN_REJECTED');
     expect(error.message).toContain('No account matches');
@@ -200,12 +187,12 @@ describe('errors from the login call', () => {
     const odd = ['tok-9f8e7d6c-not-for-logs', 'sess-1a2b3c4d-not-for-logs'];
     service.loginFaults.push([200, { token: odd[0], user: { id: 7, session: odd[1] } }]);
 
-    const error = asTokenAuthError(await failureOf(api.get('/orders')));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('TOKEN_RESPONSE_INVALID');
     expect(error.message).toContain('keys token, user.id, user.session');
-    expect(service.count('login')).toBe(1);
-    expect(service.count('data')).toBe(0);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.dataCalls).toBe(0);
     expect(events(recorded)).toEqual(['failure:TOKEN_RESPONSE_INVALID']);
     expectNothingLeaked(error, recorded, secretsOf(service, odd));
   });
@@ -218,13 +205,13 @@ describe('errors from the login call', () => {
       { detail: `upstream refused the request with Authorization: ${BASIC}`, headers: { authorization: BASIC } },
     ]);
 
-    const error = asTokenAuthError(await failureOf(api.get('/orders')));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('TOKEN_SERVICE_UNAVAILABLE');
     expect(error.status).toBe(500);
     expect(error.message).toContain('HTTP 500');
     expect(axiosCause(error).response?.status).toBe(500);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     expect(events(recorded)).toEqual(['failure:TOKEN_SERVICE_UNAVAILABLE']);
     expectNothingLeaked(error, recorded, secretsOf(service));
   });
@@ -245,14 +232,14 @@ describe('errors from the token call', () => {
     service.tokenFaults.push([401, { detail: `Refresh token ${refresh1} was revoked`, refresh_token: refresh1 }]);
     service.users.set(USERNAME, 'changed by an administrator');
 
-    const error = asTokenAuthError(await failureOf(api.post('/orders', { qty: 1 })));
+    const error = await failureOf(api.post('/orders', { qty: 1 }), isTokenAuthError);
 
     expect(error.code).toBe('LOGIN_REJECTED');
     expect(events(recorded)).toEqual(['login', 'failure:REFRESH_REJECTED', 'failure:LOGIN_REJECTED']);
     const refreshFailure = (recorded[1]?.payload as { error: TokenAuthError }).error;
     expect(refreshFailure.message).toContain('was revoked');
     expect(axiosCause(refreshFailure).config).toEqual({ method: 'post', url: `${service.authBase}${TOKEN}` });
-    expect([service.count('login'), service.count('token'), service.count('data')]).toEqual([2, 1, 2]);
+    expect([service.counters.loginCalls, service.counters.refreshCalls, service.counters.dataCalls]).toEqual([2, 1, 2]);
     expect(service.issued).toHaveLength(2);
     expectNothingLeaked(error, recorded, secretsOf(service));
   });
@@ -262,11 +249,11 @@ describe('errors from the token call', () => {
     const odd = 'eyJhbGciOi.not-for-logs.c2lnbmF0dXJl';
     service.tokenFaults.push([200, { status: true, data: { jwt: odd } }]);
 
-    const error = asTokenAuthError(await failureOf(api.get('/orders')));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('TOKEN_RESPONSE_INVALID');
     expect(error.message).toContain('keys status, data.jwt');
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     expect(events(recorded)).toEqual(['login', 'failure:TOKEN_RESPONSE_INVALID']);
     expectNothingLeaked(error, recorded, secretsOf(service, [odd]));
   });
@@ -282,13 +269,13 @@ describe('errors from the token call', () => {
       },
     ]);
 
-    const error = asTokenAuthError(await failureOf(api.get('/orders')));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('TOKEN_SERVICE_UNAVAILABLE');
     expect(error.status).toBe(500);
     expect(error.message).toContain('cannot refresh');
     expect(axiosCause(error).response?.status).toBe(500);
-    expect([service.count('login'), service.count('token')]).toEqual([1, 1]);
+    expect([service.counters.loginCalls, service.counters.refreshCalls]).toEqual([1, 1]);
     expect(events(recorded)).toEqual(['login', 'failure:TOKEN_SERVICE_UNAVAILABLE']);
     expectNothingLeaked(error, recorded, secretsOf(service));
   });
@@ -309,7 +296,7 @@ describe('axios errors of data calls that reach the caller', () => {
     expect(error.request).toBeTruthy();
     expect(error.config?.headers.Authorization).toMatch(/^Bearer \S/);
     expect(service.received.filter((entry) => entry.path === '/reports/7')).toHaveLength(2);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     expect(events(recorded)).toEqual(['login', 'refresh', 'replay']);
     expectNothingLeaked(error, recorded, secretsOf(service));
 
@@ -322,7 +309,7 @@ describe('axios errors of data calls that reach the caller', () => {
     expect(retried.data).toMatchObject({ method: 'POST', path: '/reports/7', body: '{"format":"pdf"}' });
     expect(service.received.at(-1)).toMatchObject({ path: '/reports/7', authorization: `Bearer ${current}` });
     expect(current).toBe(service.issued[2]);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 1, replays: 1, failures: 0 });
   });
 
@@ -375,7 +362,7 @@ describe('axios errors of data calls that reach the caller', () => {
     const controller = new AbortController();
 
     const pending = failureOf(api.get('/orders', { signal: controller.signal }));
-    await until(() => service.count('token') === 1);
+    await until(() => service.counters.refreshCalls === 1);
     controller.abort();
     const error = (await pending) as AxiosError;
 
@@ -428,7 +415,7 @@ describe('connection errors, over real sockets', () => {
     const auth = attachTokenAuth(api, { credentials, tokenRetries: 1, tokenRetryDelayMs: 1 });
     const recorded = recordEvents(auth);
 
-    const error = asTokenAuthError(await failureOf(api.get('/orders')));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('TOKEN_SERVICE_UNAVAILABLE');
     expect(axiosCause(error).code).toBe('ECONNRESET');
@@ -446,7 +433,7 @@ describe('connection errors, over real sockets', () => {
     const auth = attachTokenAuth(api, { credentials, authBaseURL, tokenRetries: 1, tokenRetryDelayMs: 1 });
     const recorded = recordEvents(auth);
 
-    const error = asTokenAuthError(await failureOf(api.get('/orders')));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('TOKEN_SERVICE_UNAVAILABLE');
     expect(axiosCause(error).code).toBe('ECONNREFUSED');
@@ -464,7 +451,7 @@ describe('connection errors, over real sockets', () => {
     service.expireAccessTokens();
     service.inject('token', 'reset');
 
-    const error = asTokenAuthError(await failureOf(api.get('/orders')));
+    const error = await failureOf(api.get('/orders'), isTokenAuthError);
 
     expect(error.code).toBe('TOKEN_SERVICE_UNAVAILABLE');
     expect(error.message).toMatch(

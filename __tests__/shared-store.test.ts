@@ -55,7 +55,7 @@ describe('the plugin under a shared store', () => {
     service.tokenDelayMs = 300;
 
     const pending = api.get('/orders');
-    await until(() => service.count('token') === 1);
+    await until(() => service.counters.refreshCalls === 1);
     // The renewer stalls past its lease: the lock passes to another holder, which renews and writes first.
     await unlink(`${path}.lock`);
     const other = new FileTokenStore(path);
@@ -75,7 +75,7 @@ describe('the plugin under a shared store', () => {
     expect(loaded).toHaveLength(1);
     const dataCalls = service.received.filter((entry) => entry.route === 'data');
     expect(dataCalls.at(-1)?.authorization).toBe(`Bearer ${newer.access}`);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
   });
 
   it('renews without the lock when it is not granted within `lockTimeoutMs`, and reports it as STORE_FAILED', async () => {
@@ -90,7 +90,7 @@ describe('the plugin under a shared store', () => {
     await auth.flush();
 
     expect(fulfilled(results)).toBe(10);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     expect(failures.map((event) => [event.operation, event.code])).toEqual([['store', 'STORE_FAILED']]);
     expect(failures[0]!.error.message).toContain('`lockTimeoutMs`');
     expect(await new FileTokenStore(path).get()).toEqual(await auth.getTokens());
@@ -103,20 +103,20 @@ describe('the plugin under a shared store', () => {
     const b = rig({ store }, service);
     await a.api.get('/prime');
     await b.api.get('/prime');
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     service.expireAccessTokens();
     service.tokenDelayMs = 100;
 
     // A spends the refresh token first; B, which read the store before A wrote, sends it again and is refused.
     const first = a.api.get('/a');
-    await until(() => service.count('token') === 1);
+    await until(() => service.counters.refreshCalls === 1);
     const second = b.api.get('/b');
     const results = await Promise.allSettled([first, second]);
 
     expect(fulfilled(results)).toBe(2);
-    expect(service.count('token')).toBe(2);
-    expect(service.refreshes).toBe(1);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(2);
+    expect(service.counters.refreshes).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
     expect(await b.auth.getTokens()).toEqual(await a.auth.getTokens());
     expect(b.auth.stats()).toMatchObject({ logins: 0, refreshes: 0, failures: 1 });
   });

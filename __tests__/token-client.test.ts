@@ -20,6 +20,11 @@ function faultsOf(setup: Rig, route: Route): Fault[] {
   return route === 'login' ? setup.service.loginFaults : setup.service.tokenFaults;
 }
 
+/** The `route` calls the service received, faults and refusals included. */
+function callsTo(service: FakeTokenService, route: Route): number {
+  return route === 'login' ? service.counters.loginCalls : service.counters.refreshCalls;
+}
+
 /**
  * Brings the rig to the point where the next request needs a `route` call: nothing stored for a login; a stored
  * pair whose access token the service no longer accepts for a token call (the request's 401 starts the refresh).
@@ -75,8 +80,8 @@ describe('token calls and the instance they serve', () => {
     const results = await burst(5, (i) => api.get(`/orders/${i}`));
 
     expect(fulfilled(results)).toBe(5);
-    expect(service.count('login')).toBe(1);
-    expect(service.count('token')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.refreshCalls).toBe(1);
     expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 1, replays: 5 });
     // Each request of the user passes every interceptor once, replay or not; nothing else does.
     const sent = ['/prime', ...Array.from({ length: 5 }, (_, i) => `/orders/${i}`)].sort();
@@ -141,8 +146,8 @@ describe('token calls and the instance they serve', () => {
       const results = await burst(3, (i) => axios.get(`${API}/orders/${i}`));
 
       expect(fulfilled(results)).toBe(3);
-      expect(service.count('login')).toBe(1);
-      expect(service.count('token')).toBe(1);
+      expect(service.counters.loginCalls).toBe(1);
+      expect(service.counters.refreshCalls).toBe(1);
       expect(seen.filter((url) => url.includes('/auth/'))).toEqual([]);
       // Each request once: the replays go out below the interceptors.
       expect(seen).toHaveLength(1 + 3);
@@ -167,12 +172,12 @@ describe('timeouts of token calls', () => {
       const error = errors[0] as Error;
       expect(error.message).toMatch(/timed out after 200 ms/);
       expect(isAxiosError(error.cause) && error.cause.code).toBe('ECONNABORTED');
-      expect(service.count(route)).toBe(1);
-      expect(service.count('login')).toBe(loginsBefore(route) + (route === 'login' ? 1 : 0));
+      expect(callsTo(service, route)).toBe(1);
+      expect(service.counters.loginCalls).toBe(loginsBefore(route) + (route === 'login' ? 1 : 0));
 
       // The service answers again: the next request renews by itself.
       await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
-      expect(service.count(route)).toBe(2);
+      expect(callsTo(service, route)).toBe(2);
     },
     5000,
   );
@@ -185,8 +190,8 @@ describe('timeouts of token calls', () => {
 
     expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
     expect((error as Error).message).toMatch(/timed out after 200 ms/);
-    expect(service.count('login')).toBe(2);
-    expect(service.logins).toBe(0);
+    expect(service.counters.loginCalls).toBe(2);
+    expect(service.counters.logins).toBe(0);
   }, 5000);
 
   it('gives a retry the whole tokenTimeoutMs, not what the failed try left of it', async () => {
@@ -197,8 +202,8 @@ describe('timeouts of token calls', () => {
 
     await expect(api.get('/orders')).resolves.toMatchObject({ status: 200 });
 
-    expect(service.count('login')).toBe(2);
-    expect(service.logins).toBe(1);
+    expect(service.counters.loginCalls).toBe(2);
+    expect(service.counters.logins).toBe(1);
   });
 });
 
@@ -214,9 +219,9 @@ describe('retries of token calls', () => {
       const results = await burst(10, (i) => api.get(`/orders/${i}`));
 
       expect(fulfilled(results)).toBe(10);
-      expect(service.count(route)).toBe(2);
-      expect(service.count(route === 'login' ? 'token' : 'login')).toBe(route === 'login' ? 0 : 1);
-      expect(route === 'login' ? service.logins : service.refreshes).toBe(1);
+      expect(callsTo(service, route)).toBe(2);
+      expect(callsTo(service, route === 'login' ? 'token' : 'login')).toBe(route === 'login' ? 0 : 1);
+      expect(route === 'login' ? service.counters.logins : service.counters.refreshes).toBe(1);
       expect(auth.stats()).toMatchObject({ logins: 1, refreshes: route === 'token' ? 1 : 0, failures: 0 });
       if (route === 'token') {
         // The retry sends the very refresh token the first try sent.
@@ -240,7 +245,7 @@ describe('retries of token calls', () => {
     expect(logins).toHaveLength(2);
     // tokenRetryDelayMs alone would retry after ~1 ms; the header asks for 1 s (less a margin for timer slack).
     expect(logins[1]!.at - logins[0]!.at).toBeGreaterThanOrEqual(900);
-    expect(service.logins).toBe(1);
+    expect(service.counters.logins).toBe(1);
   });
 
   it.each([429, 503])('does not retry a %i whose Retry-After is longer than tokenTimeoutMs', async (status) => {
@@ -251,10 +256,10 @@ describe('retries of token calls', () => {
 
     expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
     expect(isTokenAuthError(error) && error.status).toBe(status);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
 
     await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
-    expect(service.count('login')).toBe(2);
+    expect(service.counters.loginCalls).toBe(2);
   });
 
   it('gives up after tokenRetries + 1 calls answered 500, failing every waiter with the same TOKEN_SERVICE_UNAVAILABLE', async () => {
@@ -267,14 +272,14 @@ describe('retries of token calls', () => {
     expect(errors.map(codeOf)).toEqual(Array(10).fill('TOKEN_SERVICE_UNAVAILABLE'));
     for (const error of errors) expect(error).toBe(errors[0]);
     expect(isTokenAuthError(errors[0]) && errors[0].status).toBe(500);
-    expect(service.count('login')).toBe(3);
+    expect(service.counters.loginCalls).toBe(3);
     expect(service.received.filter((entry) => entry.route === 'data')).toHaveLength(0);
     expect(auth.stats()).toMatchObject({ logins: 0, failures: 1 });
 
     // Recovered: the next request logs in by itself.
     await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
-    expect(service.count('login')).toBe(4);
-    expect(service.logins).toBe(1);
+    expect(service.counters.loginCalls).toBe(4);
+    expect(service.counters.logins).toBe(1);
   });
 
   it('makes 20 requests refused with 401 wait on one failing refresh series and reject with the same error object', async () => {
@@ -290,15 +295,15 @@ describe('retries of token calls', () => {
     expect(codeOf(errors[0])).toBe('TOKEN_SERVICE_UNAVAILABLE');
     for (const error of errors) expect(error).toBe(errors[0]);
     expect(isTokenAuthError(errors[0]) && errors[0].status).toBe(500);
-    expect(service.count('token')).toBe(3);
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.refreshCalls).toBe(3);
+    expect(service.counters.loginCalls).toBe(1);
     expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 0, replays: 0, failures: 1 });
 
     // Recovered: the refresh token the service never spent renews on the next 401, with no login.
     await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
-    expect(service.count('token')).toBe(4);
-    expect(service.count('login')).toBe(1);
-    expect(service.refreshes).toBe(1);
+    expect(service.counters.refreshCalls).toBe(4);
+    expect(service.counters.loginCalls).toBe(1);
+    expect(service.counters.refreshes).toBe(1);
   });
 
   it('does not retry a login answered 4xx', async () => {
@@ -308,7 +313,7 @@ describe('retries of token calls', () => {
     const results = await burst(5, (i) => api.get(`/orders/${i}`));
 
     expect(reasons(results).map(codeOf)).toEqual(Array(5).fill('LOGIN_REJECTED'));
-    expect(service.count('login')).toBe(1);
+    expect(service.counters.loginCalls).toBe(1);
   });
 
   it('does not retry a token call answered 4xx, and logs in instead', async () => {
@@ -320,8 +325,8 @@ describe('retries of token calls', () => {
     const results = await burst(5, (i) => api.get(`/orders/${i}`));
 
     expect(fulfilled(results)).toBe(5);
-    expect(service.count('token')).toBe(1);
-    expect(service.count('login')).toBe(2);
+    expect(service.counters.refreshCalls).toBe(1);
+    expect(service.counters.loginCalls).toBe(2);
   });
 
   it.each([
@@ -341,10 +346,10 @@ describe('retries of token calls', () => {
     expect(
       isAxiosError(cause) && (cause.response === undefined ? isNetworkError(cause) : cause.response.status >= 500),
     ).toBe(true);
-    expect(service.count(route)).toBe(1);
+    expect(callsTo(service, route)).toBe(1);
 
     await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
-    expect(service.count(route)).toBe(2);
+    expect(callsTo(service, route)).toBe(2);
   });
 
   it.each<[Route, number]>([
@@ -378,10 +383,10 @@ describe('retries of token calls', () => {
       expect(isTokenAuthError(error) && error.status).toBe(status);
       expect((error as Error).message).toMatch(/redirect/);
       expect(hits).toEqual([]);
-      expect(service.count(route)).toBe(1);
+      expect(callsTo(service, route)).toBe(1);
 
       await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
-      expect(service.count(route)).toBe(2);
+      expect(callsTo(service, route)).toBe(2);
       expect(hits).toEqual([]);
     },
   );

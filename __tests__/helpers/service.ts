@@ -1,4 +1,5 @@
 import nock from 'nock';
+import type { EmulatorCounters } from '../../lib/emulator/index.js';
 import { PASSWORD, USERNAME } from './credentials.js';
 
 export { PASSWORD, USERNAME };
@@ -23,6 +24,25 @@ export interface Received {
   at: number;
 }
 
+/**
+ * What the fake has served, named as lib/emulator's `counters` are, each with the same meaning, so that a test reads
+ * the same over nock as over real HTTP. Two differ:
+ * - `expiries` is left out: the fake forgets an expired access token, so it cannot tell one from a token it never
+ *   issued.
+ * - `loginCalls` and `refreshCalls` are the emulator's `tokenCalls` route by route (the login calls, and the token
+ *   calls that send a refresh token, received, faults and refusals included): named apart from `logins` and
+ *   `refreshes`, which count only the successful ones, as the emulator's do.
+ *
+ * Calls are counted as they arrive, before `tokenDelayMs` or `dataDelayMs` (the emulator counts `tokenCalls` and
+ * `dataCalls` once its `latency` has passed).
+ */
+export interface FakeServiceCounters extends Omit<EmulatorCounters, 'expiries'> {
+  /** Login calls received, faults and refusals included. */
+  loginCalls: number;
+  /** Token calls (the ones with a refresh token) received, faults and refusals included. */
+  refreshCalls: number;
+}
+
 type Callback = (error: Error | null, reply?: Reply) => void;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -37,9 +57,6 @@ export class FakeTokenService {
   readonly validAccess = new Set<string>();
   readonly validRefresh = new Set<string>();
   readonly received: Received[] = [];
-  /** Successful logins and refreshes. */
-  logins = 0;
-  refreshes = 0;
   rotate = true;
   /** The token answer shape: the real service's `{status, data: {access_token, refresh_token}}` by default. */
   tokenShape: 'real' | 'seed' = 'real';
@@ -58,6 +75,8 @@ export class FakeTokenService {
   /** Paths that answer 401 whatever the token. */
   readonly alwaysUnauthorized = new Set<string>();
   private serial = 0;
+  /** The counters that are not counts of `received`. */
+  private readonly served = { logins: 0, refreshes: 0, rejected: 0, unauthorized: 0, faults: 0 };
 
   constructor(
     readonly authBase = API,
@@ -94,8 +113,17 @@ export class FakeTokenService {
     this.validRefresh.clear();
   }
 
-  count(route: Received['route']): number {
-    return this.received.filter((entry) => entry.route === route).length;
+  /** What the service has served so far, as of this read: see {@link FakeServiceCounters}. */
+  get counters(): FakeServiceCounters {
+    const calls = (route: Received['route']) => this.received.filter((entry) => entry.route === route).length;
+    const [loginCalls, refreshCalls] = [calls('login'), calls('token')];
+    return {
+      ...this.served,
+      loginCalls,
+      refreshCalls,
+      tokenCalls: loginCalls + refreshCalls,
+      dataCalls: calls('data'),
+    };
   }
 
   /** Every token the service has issued, for scanning outputs for leaks. */
@@ -136,6 +164,7 @@ export class FakeTokenService {
     });
     if (this.tokenDelayMs) await sleep(this.tokenDelayMs);
     const fault = (route === 'login' ? this.loginFaults : this.tokenFaults).shift();
+    if (fault !== undefined) this.served.faults += 1;
     if (fault === 'hang') return;
     if (fault instanceof Error) return callback(fault);
     if (fault) return callback(null, fault);
@@ -147,17 +176,22 @@ export class FakeTokenService {
     const decoded = Buffer.from(encoded, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     const [username, password] = [decoded.slice(0, colon), decoded.slice(colon + 1)];
-    if (colon < 0 || this.users.get(username) !== password) return [401, { detail: 'Invalid username or password.' }];
-    this.logins += 1;
+    if (colon < 0 || this.users.get(username) !== password) {
+      this.served.rejected += 1;
+      return [401, { detail: 'Invalid username or password.' }];
+    }
+    this.served.logins += 1;
     return [200, this.withExpiry(this.issue())];
   }
 
   private token(body: unknown): Reply {
     const parsed = typeof body === 'string' ? safeJSON(body) : body;
     const refresh = (parsed as { refresh_token?: unknown } | undefined)?.refresh_token;
-    if (typeof refresh !== 'string' || !this.validRefresh.has(refresh))
+    if (typeof refresh !== 'string' || !this.validRefresh.has(refresh)) {
+      this.served.rejected += 1;
       return [401, { detail: 'Token is invalid or expired', code: 'token_not_valid' }];
-    this.refreshes += 1;
+    }
+    this.served.refreshes += 1;
     const pair = this.issue();
     if (this.rotate) this.validRefresh.delete(refresh);
     else this.validRefresh.delete(pair.refresh);
@@ -206,6 +240,7 @@ export class FakeTokenService {
     if (delay) await sleep(delay);
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
     if (token === undefined || !this.validAccess.has(token) || this.alwaysUnauthorized.has(path)) {
+      if (this.refusalStatus === 401) this.served.unauthorized += 1;
       return callback(null, [
         this.refusalStatus,
         { detail: 'Given token not valid for any token type', code: 'token_not_valid' },
