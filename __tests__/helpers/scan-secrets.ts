@@ -456,14 +456,9 @@ export function expectNoLeaks(value: unknown, secrets: readonly Secret[]): void 
 // What a test listens to
 // ---------------------------------------------------------------------------------------------------------------
 
-export const EVENT_NAMES = [
-  'login',
-  'refresh',
-  'load',
-  'replay',
-  'failure',
-  'logout',
-] as const satisfies ReadonlyArray<keyof TokenAuthEvents>;
+export const EVENT_NAMES = ['login', 'refresh', 'load', 'replay', 'failure', 'logout'] as const satisfies ReadonlyArray<
+  keyof TokenAuthEvents
+>;
 
 export interface Recorded {
   event: keyof TokenAuthEvents;
