@@ -3,12 +3,10 @@
 // cure, the budget's spent calls, a refused refresh token). The guards read and write as one record, the account's,
 // which a store can keep for every holder.
 import { TokenBudget } from './budget.js';
-import type { SpentCalls, TokenOperation } from './budget.js';
 import { LoginCooldown, RefusalPolicy } from './policies.js';
-import type { LoginPause, RefusalMemory } from './policies.js';
 import { lifetimeOf } from './parse.js';
 import type { ResolvedOptions } from './options.js';
-import type { TokenPair } from './store-contract.js';
+import type { AccountRecord, TokenOperation, TokenPair } from './store-contract.js';
 
 /**
  * The pair this holder uses now. `generation` numbers the pairs it has used, so that a request can tell whether the
@@ -21,25 +19,28 @@ export interface PairInUse {
   readonly renewAt: number;
 }
 
-/**
- * The account's guards as one record, version 1: what a store keeps beside the pair so that every holder consults
- * the same. Times are epoch milliseconds by the plugin's `clock`. Nothing in it is a secret: the endpoints are
- * method and URL without query, the rejection is its message.
- */
-export interface AccountRecord {
-  version: 1;
-  /** Automatic logins are paused after a rejection; null when they may go. */
-  loginPause: LoginPause | null;
-  /** Refusals renewing did not cure: the endpoints, and the back-off once they look general. */
-  refusals: RefusalMemory;
-  /** The calls spent in `tokenBudget`'s window; empty without a budget. */
-  spent: SpentCalls;
-  /** The token call refused the refresh token held in a cookie: no more such calls until a pair comes. */
-  cookieRefreshRefused: boolean;
-}
-
 /** How many given-up pairs a holder remembers, to refuse stale copies of them. */
 const GIVEN_UP_KEPT = 16;
+/** How many refused refresh tokens the record remembers, and for how long after the last. */
+const REFUSED_REFRESH_KEPT = 8;
+const REFUSED_REFRESH_MS = 24 * 3_600_000;
+
+/**
+ * A refresh token's fingerprint for the record, which may be read by anyone who can read the store: 53 bits of a
+ * non-cryptographic hash (cyrb53), enough to tell tokens apart, too few and too lossy to give one back.
+ */
+export function fingerprint(token: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < token.length; i += 1) {
+    const code = token.charCodeAt(i);
+    h1 = Math.imul(h1 ^ code, 2654435761);
+    h2 = Math.imul(h2 ^ code, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+}
 
 /**
  * The account as this holder knows it. A pair counts as expired within `marginFor(lifetime)` of its expiry, the
@@ -53,6 +54,9 @@ export class Account {
   private readonly budget: TokenBudget | undefined;
   /** See {@link AccountRecord.cookieRefreshRefused}. */
   cookieRefreshRefused = false;
+  /** See {@link AccountRecord.refusedRefresh}; and when the last was refused. */
+  private refusedRefresh: string[] = [];
+  private refusedRefreshAt = 0;
   private inUse: PairInUse | null = null;
   private generation = 0;
   /** The access tokens of the last pairs given up (replaced or dropped), newest last. */
@@ -66,9 +70,14 @@ export class Account {
     >,
     private readonly onUse: (pair: TokenPair, fromStore: boolean) => void,
   ) {
-    this.cooldown = new LoginCooldown(options.loginCooldownMs, options.clock);
+    this.cooldown = new LoginCooldown(options.loginCooldownMs, options.clock, Math.random().toString(36).slice(2, 10));
     this.refusals = new RefusalPolicy(options.accessTokenLifetimeMs, options.clock);
     this.budget = options.tokenBudget ? new TokenBudget(options.tokenBudget, options.clock) : undefined;
+  }
+
+  /** The guards are the account's, kept in a store every holder consults: say so where they refuse a call. */
+  shareWithHolders(): void {
+    if (this.budget) this.budget.shared = true;
   }
 
   get current(): PairInUse | null {
@@ -114,14 +123,42 @@ export class Account {
     this.budget?.take(operation);
   }
 
+  /** The token call refused `refreshToken`: no holder sends it again. */
+  refreshRefused(refreshToken: string): void {
+    const print = fingerprint(refreshToken);
+    this.refusedRefresh = [...this.refusedRefresh.filter((known) => known !== print), print].slice(
+      -REFUSED_REFRESH_KEPT,
+    );
+    this.refusedRefreshAt = this.options.clock();
+  }
+
+  /** The token call refused `refreshToken` before, for this holder or another. */
+  isRefusedRefresh(refreshToken: string): boolean {
+    return this.refusedRefresh.includes(fingerprint(refreshToken));
+  }
+
   /** The guards as one record, to keep in a store. */
   record(): AccountRecord {
+    const loginPause = this.cooldown.state;
+    const refusals = this.refusals.state;
+    const spent = this.budget?.state ?? { login: [], refresh: [] };
+    const windowMs = this.options.tokenBudget ? this.options.tokenBudget.windowMs : 0;
+    const remembered = this.refusedRefresh.length > 0 || this.cookieRefreshRefused;
+    const expiresAt = Math.max(
+      loginPause?.until ?? 0,
+      refusals.until,
+      ...refusals.uncured.map(([, until]) => until),
+      ...[...spent.login, ...spent.refresh].map((at) => at + windowMs),
+      remembered ? this.refusedRefreshAt + REFUSED_REFRESH_MS : 0,
+    );
     return {
       version: 1,
-      loginPause: this.cooldown.state,
-      refusals: this.refusals.state,
-      spent: this.budget?.state ?? { login: [], refresh: [] },
+      loginPause,
+      refusals,
+      spent,
       cookieRefreshRefused: this.cookieRefreshRefused,
+      refusedRefresh: [...this.refusedRefresh],
+      expiresAt,
     };
   }
 
@@ -131,6 +168,9 @@ export class Account {
     this.refusals.state = record.refusals;
     if (this.budget) this.budget.state = record.spent;
     this.cookieRefreshRefused = record.cookieRefreshRefused;
+    this.refusedRefresh = [...record.refusedRefresh];
+    if (this.refusedRefresh.length > 0 || record.cookieRefreshRefused)
+      this.refusedRefreshAt = Math.max(this.refusedRefreshAt, record.expiresAt - REFUSED_REFRESH_MS);
   }
 
   private giveUp(): void {

@@ -1,11 +1,7 @@
 import { TokenAuthError } from './errors.js';
 import type { TokenBudgetLimits } from './types.js';
 
-/** The two calls that generate a token: the login, and the token call with the refresh token. */
-export type TokenOperation = 'login' | 'refresh';
-
-/** The calls spent in the window, as the account's record keeps them: when each left (epoch ms). */
-export type SpentCalls = Record<TokenOperation, number[]>;
+import type { SpentCalls, TokenOperation } from './store-contract.js';
 
 /**
  * Counts the calls that may generate a token, in a rolling window, and refuses one past the limit before it
@@ -13,6 +9,8 @@ export type SpentCalls = Record<TokenOperation, number[]>;
  */
 export class TokenBudget {
   private spent: SpentCalls = { login: [], refresh: [] };
+  /** The calls are counted for every holder of a shared store (the record says so), not for this one alone. */
+  shared = false;
 
   constructor(
     private readonly limits: TokenBudgetLimits,
@@ -31,7 +29,9 @@ export class TokenBudget {
       throw new TokenAuthError(
         'TOKEN_BUDGET_EXCEEDED',
         `Token budget spent: ${times.length} ${what} in the last ${Math.round(this.limits.windowMs / 60_000)} min (\`tokenBudget.${operation === 'login' ? 'logins' : 'refreshes'}\`). ` +
-          `The next is allowed in ${Math.ceil(freeInMs / 1000)} s. The identity provider may suspend an account that generates too many tokens: ` +
+          `The next is allowed in ${Math.ceil(freeInMs / 1000)} s.` +
+          (this.shared ? " The calls are the account's, counted across every holder of the shared store." : '') +
+          ' The identity provider may suspend an account that generates too many tokens: ' +
           'the `failure` events say why so many were needed.',
       );
     }

@@ -1,33 +1,7 @@
 // The policies the renewal consults before it spends a token call: small objects that each remember one thing, and
 // can give it to (and take it from) the account's record.
 import { TokenAuthError } from './errors.js';
-import type { TokenAuthErrorCode } from './errors.js';
-
-/** A login pause as the account's record keeps it. */
-export interface LoginPause {
-  /** Automatic logins wait until then (epoch ms). */
-  until: number;
-  /** Rejections in a row: each doubles the pause. */
-  rejections: number;
-  /** The rejection, as the paused logins report it. */
-  code: TokenAuthErrorCode;
-  message: string;
-  status?: number;
-}
-
-/** Refusals that renewing did not cure, as the account's record keeps them. */
-export interface RefusalMemory {
-  /** Endpoints whose refusals a renewal did not cure, and until when (epoch ms) that is believed. */
-  uncured: Array<[endpoint: string, until: number]>;
-  /** The one endpoint that refused a renewed pair since the last cure, while refusals are not general. */
-  refusedOn?: string;
-  /** Refusals are general: renewals for them wait for the back-off. */
-  general: boolean;
-  /** Renewals since refusals turned general that cured nothing: each doubles the wait. */
-  uncuredRenewals: number;
-  /** The next renewal for a refusal may go then (epoch ms). */
-  until: number;
-}
+import type { LoginPause, RefusalMemory } from './store-contract.js';
 
 /**
  * After the service rejects the login (the credentials, or an address that has no login call), automatic logins
@@ -35,7 +9,7 @@ export interface RefusalMemory {
  * a successful login ends it.
  */
 export class LoginCooldown {
-  private block: { until: number; error: TokenAuthError; rejections: number } | null = null;
+  private block: { until: number; error: TokenAuthError; rejections: number; by: string } | null = null;
 
   /** What the account record keeps of the pause: its end, the rejections in a row, and the rejection's words. */
   get state(): LoginPause | null {
@@ -52,16 +26,23 @@ export class LoginCooldown {
   }
 
   set state(pause: LoginPause | null) {
+    // The pause this holder set, back from the store: keep it as it is, with the rejection as its cause.
+    const block = this.block;
+    if (block && pause && block.until === pause.until && block.rejections === pause.rejections && block.by === pause.by)
+      return;
     this.block = pause && {
       until: pause.until,
       rejections: pause.rejections,
+      by: pause.by ?? '',
       error: new TokenAuthError(pause.code, pause.message, pause.status === undefined ? {} : { status: pause.status }),
     };
   }
 
+  /** `holder` names this holder in the record, so that another holder's pause says so. */
   constructor(
     private readonly baseMs: number,
     private readonly clock: () => number,
+    private readonly holder = '',
   ) {}
 
   /**
@@ -75,7 +56,8 @@ export class LoginCooldown {
     const { code, message, status } = block.error;
     return new TokenAuthError(
       code,
-      `Automatic logins are paused until ${new Date(block.until).toISOString()} (${Math.ceil((block.until - now) / 1000)} s more, \`loginCooldownMs\`) after this rejection, ` +
+      `Automatic logins are paused until ${new Date(block.until).toISOString()} (${Math.ceil((block.until - now) / 1000)} s more, \`loginCooldownMs\`) after this rejection` +
+        (block.by === this.holder ? ', ' : ', which another holder of the shared store saw (this one sent nothing), ') +
         `so that the account is not locked by repeated attempts; \`auth.login()\` tries at once. ${message}`,
       { cause: block.error, status },
     );
@@ -86,7 +68,7 @@ export class LoginCooldown {
     if (error.code !== 'LOGIN_REJECTED' && error.code !== 'TOKEN_ENDPOINT_NOT_FOUND') return;
     const rejections = (this.block?.rejections ?? 0) + 1;
     const waitMs = this.baseMs * 2 ** Math.min(rejections - 1, 4);
-    this.block = { until: this.clock() + waitMs, error, rejections };
+    this.block = { until: this.clock() + waitMs, error, rejections, by: this.holder };
   }
 
   succeeded(): void {

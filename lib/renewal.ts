@@ -87,11 +87,55 @@ export class Renewals {
     });
     this.link = new StoreLink(
       options.store ?? new MemoryTokenStore(),
+      options.store !== undefined,
       options.storeTimeoutMs,
       this.account,
       secrets,
       (e) => reports.failure('store', e),
     );
+    if (this.link.keepsAccount) this.account.shareWithHolders();
+  }
+
+  /** The store keeps the account's record, which every holder consults. */
+  get accountShared(): boolean {
+    return this.link.keepsAccount;
+  }
+
+  /**
+   * Brings the account's guards up to what the store has now, to consult them (a refusal about to renew): without the
+   * lock, since nothing is changed on the strength of it.
+   */
+  async consultAccount(): Promise<void> {
+    const record = await this.link.readAccount();
+    if (record) this.account.restore(record);
+  }
+
+  /**
+   * Changes the account's guards in the store's record, under the lock: the record is read, `change` applied to it,
+   * and written back, so that what another holder wrote meanwhile is kept. Without a shared record, `change` alone.
+   */
+  async changeAccount(change: () => void): Promise<void> {
+    if (!this.link.keepsAccount) return change();
+    const turn = await this.link.turn();
+    try {
+      await this.withAccount(turn, change);
+    } finally {
+      await turn.end();
+    }
+  }
+
+  /** Runs `work` on the account as `turn`'s store has it, and writes what `work` changed back in the same turn. */
+  private async withAccount<T>(turn: StoreTurn, work: () => T | Promise<T>): Promise<T> {
+    if (!this.link.keepsAccount) return work();
+    const stored = await turn.getAccount();
+    if (stored) this.account.restore(stored);
+    const before = JSON.stringify(this.account.record());
+    try {
+      return await work();
+    } finally {
+      const after = this.account.record();
+      if (JSON.stringify(after) !== before) turn.setAccount(after);
+    }
   }
 
   /** The renewal under way, if any. */
@@ -163,7 +207,7 @@ export class Renewals {
         expiresAt === undefined
           ? this.pairFrom(tokens, undefined)
           : { ...this.pairFrom({ access: tokens.access }, tokens.refresh), expiresAt };
-      this.keep(pair, { epoch: this.epochCount, turn });
+      await this.withAccount(turn, () => this.keep(pair, { epoch: this.epochCount, turn }));
     } finally {
       await turn.end();
     }
@@ -181,8 +225,10 @@ export class Renewals {
     this.account.refusals.forget();
     // Under the store's lock: a renewal that another holder (tab, process) is running ends first, so that its pair
     // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT; the
-    // turn's clear comes after the writes of the turns before it.
+    // turn's clear comes after the writes of the turns before it. The next login may be another account, whose
+    // refusals are its own: every holder forgets them.
     const turn = await this.link.turn();
+    await this.withAccount(turn, () => this.account.refusals.forget());
     await turn.clear();
     await turn.end();
     this.reports.logout();
@@ -242,33 +288,50 @@ export class Renewals {
     if (!(turn instanceof StoreTurn)) return this.takeStored(turn.pair, epoch);
     const scope: Scope = { epoch, turn, credentials };
     try {
-      const stored = await this.link.read(turn);
-      // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
-      if (mode === 'auto' && stored && stored.access !== refused?.access && !this.account.expired(stored))
-        return this.takeStored(stored, epoch);
-      const basis = stored ?? refused;
-      // A refresh token in a cookie is the browser's to send: the token call goes whether or not one is held here.
-      const canRefresh =
-        basis?.refresh !== undefined || (this.options.refreshTokenInCookie && !this.account.cookieRefreshRefused);
-      if (mode === 'login' || !canRefresh) return await this.loginWith(reason, mode, scope);
-      try {
-        return await this.refreshWith(basis?.refresh, reason, scope);
-      } catch (error) {
-        if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
-        if (basis?.refresh === undefined) this.account.cookieRefreshRefused = true;
-        // Rotated refresh tokens work once: another holder may have spent this one and stored its successor, which
-        // this holder may have heard of meanwhile even where the store cannot be read (it failed this renewal).
-        const again = (await this.link.read(turn)) ?? this.account.current?.pair ?? null;
-        if (again && again.access !== basis?.access && again.refresh !== basis?.refresh && !this.account.expired(again))
-          return this.takeStored(again, epoch);
-        // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
-        // Forget it, so that if the login fails too, later requests do not send it again while they wait.
-        await this.discard(basis, again, scope);
-        return await this.loginWith('refresh-rejected', mode, scope);
-      }
+      return await this.withAccount(turn, () => this.renewIn(reason, mode, refused, scope));
     } finally {
-      // The waiting requests have their pair: the write and the release go on without them.
+      // The waiting requests have their pair: the writes and the release go on without them.
       void turn.end();
+    }
+  }
+
+  /** The renewal's work in its turn at the store, with the account's guards as the store has them. */
+  private async renewIn(
+    reason: RenewalReason,
+    mode: Mode,
+    refused: TokenPair | undefined,
+    scope: Scope,
+  ): Promise<PairInUse> {
+    const { turn, epoch } = scope;
+    const stored = await this.link.read(turn);
+    // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
+    if (mode === 'auto' && stored && stored.access !== refused?.access && !this.account.expired(stored))
+      return this.takeStored(stored, epoch);
+    const basis = stored ?? refused;
+    // A refresh token the token call refused (for any holder of the store) is not sent again: the pair is dead.
+    if (mode === 'auto' && basis?.refresh !== undefined && this.account.isRefusedRefresh(basis.refresh)) {
+      await this.discard(basis, stored, scope);
+      return await this.loginWith('refresh-rejected', mode, scope);
+    }
+    // A refresh token in a cookie is the browser's to send: the token call goes whether or not one is held here.
+    const canRefresh =
+      basis?.refresh !== undefined || (this.options.refreshTokenInCookie && !this.account.cookieRefreshRefused);
+    if (mode === 'login' || !canRefresh) return await this.loginWith(reason, mode, scope);
+    try {
+      return await this.refreshWith(basis?.refresh, reason, scope);
+    } catch (error) {
+      if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
+      if (basis?.refresh === undefined) this.account.cookieRefreshRefused = true;
+      else this.account.refreshRefused(basis.refresh);
+      // Rotated refresh tokens work once: another holder may have spent this one and stored its successor, which
+      // this holder may have heard of meanwhile even where the store cannot be read (it failed this renewal).
+      const again = (await this.link.read(turn)) ?? this.account.current?.pair ?? null;
+      if (again && again.access !== basis?.access && again.refresh !== basis?.refresh && !this.account.expired(again))
+        return this.takeStored(again, epoch);
+      // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
+      // Forget it, so that if the login fails too, later requests do not send it again while they wait.
+      await this.discard(basis, again, scope);
+      return await this.loginWith('refresh-rejected', mode, scope);
     }
   }
 

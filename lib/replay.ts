@@ -97,7 +97,14 @@ export class Replays {
 
   /** A replay that carried `ticket`'s pair was accepted: a renewal cured a refusal, so renewals cure again. */
   cured(ticket: Ticket): void {
-    this.renewals.account.refusals.cured(ticket.generation);
+    const { renewals } = this;
+    const refusals = renewals.account.refusals;
+    if (!renewals.accountShared) return refusals.cured(ticket.generation);
+    // Every holder hears of a cure, but only of one that changed something: most accepted replays do not.
+    const before = JSON.stringify(refusals.state);
+    refusals.cured(ticket.generation);
+    if (JSON.stringify(refusals.state) !== before)
+      renewals.changeAccount(() => refusals.cured(ticket.generation)).catch(() => undefined);
   }
 
   /** An axios error leaving the plugin (a CanceledError while waiting, too) may carry a token in its config. */
@@ -121,7 +128,9 @@ export class Replays {
     // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
     const newer = renewals.account.newerThan(ticket.generation);
     if (newer) return newer;
-    // Renewing would cure nothing: a permission of this endpoint, or, while refusals are general, not yet again.
+    // Renewing would cure nothing: a permission of this endpoint, or, while refusals are general, not yet again; as
+    // any holder of a shared store found.
+    if (renewals.accountShared) await abortable(renewals.consultAccount(), config);
     if (!renewals.account.refusals.mayRenewFor(endpoint)) return null;
     // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
     const failed = renewals.failedRenewals;
@@ -144,7 +153,7 @@ export class Replays {
     if (renewals.renewal && !(await succeeds(abortable(renewals.renewal, config)))) return null;
     const newer = renewals.account.newerThan(ticket.generation);
     if (!newer && renewals.account.current?.generation === ticket.generation)
-      renewals.account.refusals.uncured(ticket.generation, endpoint);
+      await renewals.changeAccount(() => renewals.account.refusals.uncured(ticket.generation, endpoint));
     return newer;
   }
 

@@ -1,4 +1,6 @@
-// The public contract of a store: what the plugin asks of the place the tokens live, and of its lock.
+// The public contract of a store: what the plugin asks of the place the tokens live, of its lock, and the account's
+// record a shared store keeps beside the pair.
+import type { TokenAuthErrorCode } from './errors.js';
 /** The pair a store keeps. Plain data, so a store may serialise it. */
 export interface TokenPair {
   /** The access token, sent on requests to `origins`. */
@@ -58,4 +60,74 @@ export interface TokenStore {
   lock?(request?: TokenStoreLockRequest): Promise<TokenStoreLock>;
   /** Calls `listener` when another holder writes or clears the pair. Returns an unsubscribe function. */
   subscribe?(listener: (pair: TokenPair | null) => void): () => void;
+  /**
+   * The account's record (its login pause, the refusals renewing did not cure, the budget spent), which every holder
+   * of a shared store consults before a call that generates a token; null when none is kept. Optional, with
+   * `setAccount`: a store without them leaves each holder its own guards, so that a fleet in trouble costs the account
+   * once per holder.
+   */
+  getAccount?(): AccountRecord | null | undefined | Promise<AccountRecord | null | undefined>;
+  /**
+   * Writes the account's record, under the lock: `fence` as for `set`. The record says nothing after its `expiresAt`;
+   * a store may drop it then.
+   */
+  setAccount?(record: AccountRecord, fence?: number): void | boolean | Promise<void | boolean>;
+}
+
+/** A login pause as the account's record keeps it. */
+export interface LoginPause {
+  /** Automatic logins wait until then (epoch ms). */
+  until: number;
+  /** Rejections in a row: each doubles the pause. */
+  rejections: number;
+  /** The rejection, as the paused logins report it. */
+  code: TokenAuthErrorCode;
+  message: string;
+  status?: number;
+  /** Which holder was refused: an id of no meaning outside the store, so that the others can say it was not them. */
+  by?: string;
+}
+
+/** Refusals that renewing did not cure, as the account's record keeps them. */
+export interface RefusalMemory {
+  /** Endpoints whose refusals a renewal did not cure, and until when (epoch ms) that is believed. */
+  uncured: Array<[endpoint: string, until: number]>;
+  /** The one endpoint that refused a renewed pair since the last cure, while refusals are not general. */
+  refusedOn?: string;
+  /** Refusals are general: renewals for them wait for the back-off. */
+  general: boolean;
+  /** Renewals since refusals turned general that cured nothing: each doubles the wait. */
+  uncuredRenewals: number;
+  /** The next renewal for a refusal may go then (epoch ms). */
+  until: number;
+}
+
+/** The two calls that generate a token: the login, and the token call with the refresh token. */
+export type TokenOperation = 'login' | 'refresh';
+
+/** The calls spent in `tokenBudget`'s window, as the account's record keeps them: when each left (epoch ms). */
+export type SpentCalls = Record<TokenOperation, number[]>;
+
+/**
+ * The account's guards as one record, version 1: what a store keeps beside the pair so that every holder consults
+ * the same. Times are epoch milliseconds by the plugin's `clock`. Nothing in it is a secret: the endpoints are method
+ * and URL without query, the rejection is its masked message.
+ */
+export interface AccountRecord {
+  version: 1;
+  /** Automatic logins are paused after a rejection; null when they may go. */
+  loginPause: LoginPause | null;
+  /** Refusals renewing did not cure: the endpoints, and the back-off once they look general. */
+  refusals: RefusalMemory;
+  /** The calls spent in `tokenBudget`'s window; empty without a budget. */
+  spent: SpentCalls;
+  /** The token call refused the refresh token held in a cookie: no more such calls until a pair comes. */
+  cookieRefreshRefused: boolean;
+  /**
+   * Fingerprints (not the tokens) of the last refresh tokens the token call refused: a holder that still holds one
+   * logs in rather than sending it again.
+   */
+  refusedRefresh: string[];
+  /** After this (epoch ms) the record says nothing any more: every pause, back-off and spent call has lapsed. */
+  expiresAt: number;
 }

@@ -5,8 +5,9 @@ import type { Account, PairInUse } from './account.js';
 import { ABORTED, settle, TIMED_OUT, UNANSWERED, unanswered } from './deadline.js';
 import { TokenAuthError } from './errors.js';
 import { withJwtExpiry } from './parse.js';
+import { accountRecordIn } from './account-record.js';
 import type { SecretList } from './redact.js';
-import type { TokenPair, TokenStore, TokenStoreLock } from './store-contract.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from './store-contract.js';
 
 const noop = (): void => {};
 
@@ -41,9 +42,12 @@ export class StoreLink {
   /** While a renewal waits for the lock: told of each pair another holder stored meanwhile. */
   private onStored: ((inUse: PairInUse) => void) | undefined;
   private readonly unsubscribe: () => void;
+  private accountReading: Promise<AccountRecord | undefined> | undefined;
 
+  /** `shared`: the user gave the store, which other holders may use too. */
   constructor(
     private readonly store: TokenStore,
+    private readonly shared: boolean,
     private readonly timeoutMs: number,
     private readonly account: Account,
     private readonly secrets: SecretList,
@@ -54,6 +58,25 @@ export class StoreLink {
         const checked = pair === null ? null : completed(pair);
         if (checked !== undefined) this.stored(checked);
       }) ?? noop;
+  }
+
+  /**
+   * The store keeps the account's record, which its holders share: given by the user (the default memory store has
+   * no other holder) with both `getAccount` and `setAccount`.
+   */
+  get keepsAccount(): boolean {
+    return this.shared && typeof this.store.getAccount === 'function' && typeof this.store.setAccount === 'function';
+  }
+
+  /**
+   * The account's record as the store has it now, read without the lock, to consult (not to change) the guards; one
+   * read for the callers that ask at once. Undefined when there is none, or the store keeps none.
+   */
+  readAccount(): Promise<AccountRecord | undefined> {
+    if (!this.keepsAccount) return Promise.resolve(undefined);
+    return (this.accountReading ??= this.call(() => this.store.getAccount?.())
+      .then((record) => (record === FAILED ? undefined : accountRecordIn(record)))
+      .finally(() => (this.accountReading = undefined)));
   }
 
   /** The stored pair has been read once: until then, a request goes through `load()`. */
@@ -249,6 +272,16 @@ export class StoreTurn {
 
   async get(): Promise<TokenPair | null> {
     return fromStore(await this.call((store) => store.get()));
+  }
+
+  /** The account's record the store keeps, if it keeps one and it is one. */
+  async getAccount(): Promise<AccountRecord | undefined> {
+    return accountRecordIn(await this.call((store) => store.getAccount?.()));
+  }
+
+  /** Writes the account's record without waiting for it; the lock is released once it is written. */
+  setAccount(record: AccountRecord): void {
+    this.writes.push(this.call((store) => store.setAccount?.(record, this.lock.fence)));
   }
 
   /** Clears the pair, and resolves once it is done. */

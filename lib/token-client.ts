@@ -2,7 +2,7 @@ import axios, { isAxiosError } from 'axios';
 import type { AxiosError, AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
 import axiosRetry, { exponentialDelay, isNetworkError, retryAfter } from 'axios-retry';
 import { base64FromUtf8, utf8FromBase64Url } from './base64.js';
-import type { TokenOperation } from './budget.js';
+import type { TokenOperation } from './store-contract.js';
 import { TokenAuthError } from './errors.js';
 import type { TokenAuthErrorCode } from './errors.js';
 import { describeShape } from './parse.js';

@@ -1,5 +1,5 @@
 import { Mutex } from 'async-mutex';
-import type { TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
 
 /**
  * Keeps the pair in memory, for one process. Instances of axios attached with the same MemoryTokenStore share its
@@ -12,6 +12,7 @@ import type { TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js
  */
 export class MemoryTokenStore implements TokenStore {
   private pair: TokenPair | null = null;
+  private account: AccountRecord | null = null;
   private readonly mutex = new Mutex();
   private readonly listeners = new Set<(pair: TokenPair | null) => void>();
 
@@ -30,6 +31,15 @@ export class MemoryTokenStore implements TokenStore {
     this.notify();
   }
 
+  /** A copy of the account's record, which the attachments sharing this store consult; null when none. */
+  getAccount(): AccountRecord | null {
+    return this.account && structuredCopy(this.account);
+  }
+
+  setAccount(record: AccountRecord): void {
+    this.account = structuredCopy(record);
+  }
+
   async lock(): Promise<TokenStoreLock> {
     const release = await this.mutex.acquire();
     return { release };
@@ -45,4 +55,9 @@ export class MemoryTokenStore implements TokenStore {
   private notify(): void {
     for (const listener of [...this.listeners]) listener(this.get());
   }
+}
+
+/** A deep copy of plain data, so that no holder changes a record another holds (structuredClone is Node 17+). */
+function structuredCopy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
 }

@@ -1,0 +1,53 @@
+// The check of the account's record as a store hands it back (parsed JSON, or what a custom store kept): a leaf, which
+// the stores and the link to them share.
+import type { AccountRecord, LoginPause, RefusalMemory } from './store-contract.js';
+
+const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+const isNumbers = (value: unknown): value is number[] => Array.isArray(value) && value.every(isNumber);
+
+/**
+ * The account's record in `data` (parsed JSON), checked field by field; undefined for anything else, which a store
+ * then treats as no record (the guards start afresh) rather than as an error: the record only holds a fleet back.
+ */
+export function accountRecordIn(data: unknown): AccountRecord | undefined {
+  const record = data as Partial<Record<keyof AccountRecord, unknown>> | null;
+  if (record === null || typeof record !== 'object' || record.version !== 1 || !isNumber(record.expiresAt)) return;
+  const pause = record.loginPause as Partial<Record<keyof LoginPause, unknown>> | null | undefined;
+  const pauseOk =
+    pause === null ||
+    (typeof pause === 'object' &&
+      pause !== undefined &&
+      isNumber(pause.until) &&
+      isNumber(pause.rejections) &&
+      typeof pause.code === 'string' &&
+      typeof pause.message === 'string' &&
+      (pause.status === undefined || isNumber(pause.status)));
+  const refusals = record.refusals as Partial<Record<keyof RefusalMemory, unknown>> | null | undefined;
+  const refusalsOk =
+    typeof refusals === 'object' &&
+    refusals !== null &&
+    Array.isArray(refusals.uncured) &&
+    refusals.uncured.every(
+      (entry: unknown) => Array.isArray(entry) && typeof entry[0] === 'string' && isNumber(entry[1]),
+    ) &&
+    (refusals.refusedOn === undefined || typeof refusals.refusedOn === 'string') &&
+    typeof refusals.general === 'boolean' &&
+    isNumber(refusals.uncuredRenewals) &&
+    isNumber(refusals.until);
+  const spent = record.spent as Partial<Record<'login' | 'refresh', unknown>> | null | undefined;
+  const spentOk = typeof spent === 'object' && spent !== null && isNumbers(spent.login) && isNumbers(spent.refresh);
+  const refusedOk =
+    Array.isArray(record.refusedRefresh) && record.refusedRefresh.every((print) => typeof print === 'string');
+  if (!pauseOk || !refusalsOk || !spentOk || !refusedOk || typeof record.cookieRefreshRefused !== 'boolean') return;
+  return record as AccountRecord;
+}
+
+/** The account's record in `text` (JSON), or undefined: see {@link accountRecordIn}. */
+export function parseAccountRecord(text: string | null | undefined): AccountRecord | undefined {
+  if (!text) return undefined;
+  try {
+    return accountRecordIn(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}
