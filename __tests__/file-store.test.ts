@@ -7,7 +7,16 @@ import { FileTokenStore } from '../lib/stores/file.js';
 import type { FileTokenStoreOptions } from '../lib/stores/file.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
-import { expectRoundTrip, PAIR_A, PAIR_B, PAIR_C, STALE, testStoreLock, undoable } from './helpers/store-contract.js';
+import {
+  expectRoundTrip,
+  PAIR_A,
+  PAIR_B,
+  PAIR_C,
+  STALE,
+  testAccountRecord,
+  testStoreLock,
+  undoable,
+} from './helpers/store-contract.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 
 closeEmulatorsAfterEach();
@@ -290,3 +299,5 @@ describe('FileTokenStore: with the plugin', () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 });
+
+testAccountRecord('FileTokenStore', { open: () => store(), fences: 'every grant' });

@@ -9,7 +9,15 @@ import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisTokenStoreOptions } from '../lib/stores/redis.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { burst, fulfilled, until } from './helpers/flow.js';
-import { expectRoundTrip, PAIR_A, PAIR_B, STALE, testStoreLock, undoable } from './helpers/store-contract.js';
+import {
+  expectRoundTrip,
+  PAIR_A,
+  PAIR_B,
+  STALE,
+  testAccountRecord,
+  testStoreLock,
+  undoable,
+} from './helpers/store-contract.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 import { requireRedisServer, startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
@@ -570,3 +578,5 @@ describe.each([
     expect(await keys()).toEqual([key('fence'), key('pair')]);
   });
 });
+
+testAccountRecord('RedisTokenStore', { open: () => store(), fences: 'every grant' });

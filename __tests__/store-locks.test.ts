@@ -5,7 +5,7 @@
 // Chromium (browser.test.ts).
 import { MemoryTokenStore } from 'axios-token-keeper';
 import { BrowserTokenStore } from 'axios-token-keeper/browser-store';
-import { testStoreLock } from './helpers/store-contract.js';
+import { testAccountRecord, testStoreLock } from './helpers/store-contract.js';
 
 let memory: MemoryTokenStore;
 let tab: BrowserTokenStore;
@@ -26,3 +26,6 @@ afterEach(() => {
 testStoreLock('MemoryTokenStore', { open: () => memory, fences: 'none' });
 
 testStoreLock("BrowserTokenStore, 'tab'", { open: () => tab, fences: 'past the last write' });
+
+testAccountRecord('MemoryTokenStore', { open: () => memory, fences: 'none' });
+testAccountRecord("BrowserTokenStore, 'tab'", { open: () => tab, fences: 'past the last write' });

@@ -11,7 +11,17 @@ export type { TokenAuthErrorCode } from './errors.js';
 export { MemoryTokenStore } from './stores/memory.js';
 export { DEFAULTS } from './options.js';
 export type { RenewalReason, TokenAuth, TokenAuthEvents, TokenAuthStats } from './handle.js';
-export type { TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from './store-contract.js';
+export type {
+  AccountRecord,
+  LoginPause,
+  RefusalMemory,
+  SpentCalls,
+  TokenOperation,
+  TokenPair,
+  TokenStore,
+  TokenStoreLock,
+  TokenStoreLockRequest,
+} from './store-contract.js';
 export type {
   Credentials,
   CredentialsSource,

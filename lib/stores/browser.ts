@@ -5,7 +5,8 @@
  * @module axios-token-keeper/browser-store
  */
 import { Mutex } from 'async-mutex';
-import type { TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
+import { parseAccountRecord } from '../account-record.js';
 import { webLocks, webStorage } from './browser/environment.js';
 import { RecordView } from './browser/record-view.js';
 import { StorageLease } from './browser/storage-lease.js';
@@ -105,6 +106,10 @@ export class BrowserTokenStore implements TokenStore {
   private readonly tabMutex = new Mutex();
   private readonly announcer = new Announcer();
   private closed = false;
+  /** Where the tabs keep the account's record: `localStorage` when the browser offers it, else this tab's memory. */
+  private readonly accountStorage: Storage | undefined;
+  private readonly accountKey: string;
+  private accountInTab: string | null = null;
   private readonly onStorage = (event: StorageEvent): void => this.storageChanged(event);
 
   /**
@@ -136,6 +141,9 @@ export class BrowserTokenStore implements TokenStore {
         () => this.channel.tellReleased(),
       );
     this.locking = this.webLock ? 'web-locks' : this.lease ? 'storage-lease' : 'tab';
+    // The record holds no secret: it is kept where every tab of the origin sees it, whatever `storage` says.
+    this.accountStorage = webStorage('local');
+    this.accountKey = `${name}:account`;
     globalThis.addEventListener?.('storage', this.onStorage);
   }
 
@@ -176,6 +184,26 @@ export class BrowserTokenStore implements TokenStore {
   /** Drops the pair, in this tab and the others; false as for `set`. */
   clear(fence?: number): Promise<boolean> {
     return this.write(null, fence);
+  }
+
+  /**
+   * The account's record, which the tabs share (a sign-in refused in one tab pauses the others): in `localStorage`
+   * under the store's name with `:account`, or in this tab where the browser offers none. Null when none.
+   */
+  getAccount(): AccountRecord | null {
+    this.checkOpen();
+    const text = this.accountStorage ? this.accountStorage.getItem(this.accountKey) : this.accountInTab;
+    return parseAccountRecord(text) ?? null;
+  }
+
+  /** Writes the account's record; false, without writing, when `fence` is older than a later holder's. */
+  setAccount(record: AccountRecord, fence?: number): boolean {
+    this.checkOpen();
+    if (fence !== undefined && fence < this.view.newestFence()) return false;
+    const text = JSON.stringify(record);
+    if (this.accountStorage) this.accountStorage.setItem(this.accountKey, text);
+    else this.accountInTab = text;
+    return true;
   }
 
   /**

@@ -8,7 +8,8 @@ import { mkdirSync, watch } from 'node:fs';
 import type { FSWatcher, Stats } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
+import { parseAccountRecord } from '../account-record.js';
 import { parseRecord, recordToJson } from './record.js';
 import type { FencedPair } from './record.js';
 import { Announcer } from './announcer.js';
@@ -62,6 +63,7 @@ export class FileTokenStore implements TokenStore {
   readonly path: string;
   private readonly lockPath: string;
   private readonly fencePath: string;
+  private readonly accountPath: string;
   private readonly options: Required<FileTokenStoreOptions>;
   private readonly announcer = new Announcer();
   private readonly wakeup = new Wakeup();
@@ -86,6 +88,7 @@ export class FileTokenStore implements TokenStore {
     this.path = resolve(path);
     this.lockPath = `${this.path}.lock`;
     this.fencePath = `${this.path}.fence`;
+    this.accountPath = `${this.path}.account`;
     this.options = { ...FILE_DEFAULTS, ...options };
   }
 
@@ -102,6 +105,24 @@ export class FileTokenStore implements TokenStore {
   /** Drops the pair (the file stays, with its fence); false, without writing, as for `set`. */
   async clear(fence?: number): Promise<boolean> {
     return this.write(null, fence);
+  }
+
+  /**
+   * The account's record, kept in `tokens.json.account` beside the pair, which every process sharing the file
+   * consults; null when there is none or it is not one.
+   */
+  async getAccount(): Promise<AccountRecord | null> {
+    return parseAccountRecord(await readFile(this.accountPath, 'utf8').catch(ignoreMissing)) ?? null;
+  }
+
+  /** Writes the account's record; false, without writing, when `fence` is older than the last lock granted. */
+  async setAccount(record: AccountRecord, fence?: number): Promise<boolean> {
+    const fenced = async (): Promise<boolean> =>
+      fence !== undefined && fence < (await this.latestFence((await this.readRecord())?.fence ?? 0));
+    if (await fenced()) return false;
+    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+    // Not synced: a record lost in a crash costs a pause or a budget window, not the account's tokens.
+    return this.replace(this.accountPath, JSON.stringify(record), false, fenced);
   }
 
   /** Waits for the lock file, at most `lockTimeoutMs`, and holds it, extending its lease, until `release()`. */

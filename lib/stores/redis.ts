@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { settle } from '../deadline.js';
-import type { TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
+import { parseAccountRecord } from '../account-record.js';
 import { parseRecord, recordToJson } from './record.js';
 import { Announcer } from './announcer.js';
 import { acquire, keepAlive, LEASE_DEFAULTS, Wakeup } from './lease.js';
@@ -40,8 +41,9 @@ export interface RedisSubscriberLike {
 /** Options of {@link RedisTokenStore}. Only `prefix` is required. */
 export interface RedisTokenStoreOptions extends LeaseOptions {
   /**
-   * Names this account's keys: `{prefix}:pair`, `{prefix}:lock` and `{prefix}:fence` (the braces keep them in one
-   * Redis Cluster slot). One prefix per account: two accounts under one prefix would swap tokens.
+   * Names this account's keys: `{prefix}:pair`, `{prefix}:lock`, `{prefix}:fence` and `{prefix}:account` (the
+   * account's record: its login pause, back-off and budget; the braces keep them in one Redis Cluster slot). One
+   * prefix per account: two accounts under one prefix would swap tokens.
    */
   prefix: string;
   /**
@@ -133,6 +135,15 @@ redis.call('PUBLISH', ARGV[4], 'changed')
 return 1`;
 
 /**
+ * Writes the account's record (KEYS[3]) for as long as it says something (ARGV[3] ms; none: deleted), unless a later
+ * lock was granted than the writer's fence (ARGV[2]), as WRITE does for the pair.
+ */
+const WRITE_ACCOUNT = `${LATEST_FENCE}
+if ARGV[2] ~= '' and tonumber(ARGV[2]) < latest_fence(redis.call('GET', KEYS[1])) then return 0 end
+if tonumber(ARGV[3]) <= 0 then redis.call('DEL', KEYS[3]) else redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[3]) end
+return 1`;
+
+/**
  * Keeps the pair in Redis, for processes on any number of hosts (containers, cluster workers, serverless). One
  * process renews at a time under a lock (`SET NX PX`, a fence one past both the last grant and the stored record's,
  * compare-and-delete release), and the others take its pair without calling the service. Takes your ioredis client;
@@ -146,7 +157,7 @@ return 1`;
  * attachTokenAuth(api, { credentials, store });
  */
 export class RedisTokenStore implements TokenStore {
-  private readonly keys: { pair: string; lock: string; fence: string };
+  private readonly keys: { pair: string; lock: string; fence: string; account: string };
   private readonly channel: string;
   private readonly options: Required<Omit<RedisTokenStoreOptions, 'subscriber'>>;
   private readonly subscriber: RedisSubscriberLike | undefined;
@@ -192,7 +203,7 @@ export class RedisTokenStore implements TokenStore {
     // PX and PEXPIRE take whole milliseconds.
     this.options = { ...merged, lockTtlMs: Math.ceil(merged.lockTtlMs), keyTtlMs: Math.ceil(merged.keyTtlMs), prefix };
     const tag = `{${prefix}}`;
-    this.keys = { pair: `${tag}:pair`, lock: `${tag}:lock`, fence: `${tag}:fence` };
+    this.keys = { pair: `${tag}:pair`, lock: `${tag}:lock`, fence: `${tag}:fence`, account: `${tag}:account` };
     this.channel = `${tag}:changed`;
   }
 
@@ -210,6 +221,22 @@ export class RedisTokenStore implements TokenStore {
   /** Deletes the pair's key; false, without deleting, as for `set`. */
   async clear(fence?: number): Promise<boolean> {
     return this.write('', null, fence);
+  }
+
+  /** The account's record (`{prefix}:account`), which every process sharing the pair consults; null when none. */
+  async getAccount(): Promise<AccountRecord | null> {
+    return parseAccountRecord(await this.command(this.client.get(this.keys.account))) ?? null;
+  }
+
+  /**
+   * Writes the account's record, to expire with the last pause, back-off or spent call it describes; false, without
+   * writing, when `fence` is older than the last lock granted.
+   */
+  async setAccount(record: AccountRecord, fence?: number): Promise<boolean> {
+    const ttlMs = Math.ceil(record.expiresAt - Date.now());
+    const keys = [this.keys.pair, this.keys.fence, this.keys.account];
+    const args = [JSON.stringify(record), fence ?? '', Math.max(0, ttlMs)];
+    return (await this.command(this.client.eval(WRITE_ACCOUNT, 3, ...keys, ...args))) === 1;
   }
 
   /**
