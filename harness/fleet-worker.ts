@@ -65,6 +65,11 @@ function reporting(store: TokenStore): TokenStore {
     clear: (fence) => store.clear(fence),
   };
   if (store.subscribe) wrapped.subscribe = (listener) => store.subscribe!(listener);
+  // The account's record: a wrapper that dropped these would leave each process its own guards.
+  if (store.getAccount && store.setAccount) {
+    wrapped.getAccount = () => store.getAccount!();
+    wrapped.setAccount = (record, fence) => store.setAccount!(record, fence);
+  }
   if (store.lock) {
     wrapped.lock = async (request?: TokenStoreLockRequest): Promise<TokenStoreLock> => {
       record({ name: 'lock-requested', at: Date.now() });
@@ -194,6 +199,9 @@ async function main(): Promise<void> {
     store: reporting(store),
     tokenRetryDelayMs: config.tokenRetryDelayMs ?? 5,
     ...(config.tokenTimeoutMs !== undefined && { tokenTimeoutMs: config.tokenTimeoutMs }),
+    ...(config.tokenBudget !== undefined && { tokenBudget: config.tokenBudget }),
+    ...(config.tokenRetries !== undefined && { tokenRetries: config.tokenRetries }),
+    ...(config.loginCooldownMs !== undefined && { loginCooldownMs: config.loginCooldownMs }),
   });
   auth.on('login', ({ reason, durationMs }) => record({ name: 'login', at: Date.now(), reason, durationMs }));
   auth.on('refresh', ({ reason, durationMs }) => record({ name: 'refresh', at: Date.now(), reason, durationMs }));

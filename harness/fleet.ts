@@ -114,6 +114,12 @@ export interface WorkerConfig {
   tokenRetryDelayMs?: number;
   /** The plugin's `tokenTimeoutMs`. @default the plugin's */
   tokenTimeoutMs?: number;
+  /** The plugin's `tokenBudget`. @default the plugin's */
+  tokenBudget?: { windowMs?: number; logins?: number; refreshes?: number };
+  /** The plugin's `tokenRetries`. @default the plugin's */
+  tokenRetries?: number;
+  /** The plugin's `loginCooldownMs`. @default the plugin's */
+  loginCooldownMs?: number;
 }
 
 /**

@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TokenServiceEmulator } from 'axios-token-keeper/emulator';
+import { closeEmulatorsAfterEach, emulator, E2E_USER } from './helpers/emulator.js';
+import { FleetPool, sumBursts } from '../harness/fleet.js';
+import type { FleetStoreConfig } from '../harness/fleet.js';
+import { redisServerForFile } from './helpers/redis.js';
+
+// A fleet is one client also when things go wrong: real processes (harness/fleet-worker.ts) sharing one account through
+// a real redis-server or one token file consult the account's record the store keeps (login pause, refused refresh
+// tokens, the refusals renewing did not cure, the budget), so the account pays for a failure once, not once per
+// process. FLEET_ACCOUNT=50 npx jest fleet-account runs it at the issue's size.
+closeEmulatorsAfterEach();
+const server = redisServerForFile();
+const COUNT = Number(process.env.FLEET_ACCOUNT ?? 8);
+
+const fleets = new FleetPool();
+const directories: string[] = [];
+afterEach(async () => {
+  try {
+    await fleets.stopAll();
+  } finally {
+    await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
+  }
+});
+
+async function fileStore(): Promise<FleetStoreConfig> {
+  const directory = await mkdtemp(join(tmpdir(), 'token-keeper-fleet-account-'));
+  directories.push(directory);
+  return { kind: 'file', path: join(directory, 'tokens.json') };
+}
+
+const STORES = [
+  [
+    'Redis',
+    () =>
+      Promise.resolve<FleetStoreConfig>({
+        kind: 'redis',
+        url: server().url,
+        prefix: `fleet-account:${randomUUID()}`,
+        pubsub: true,
+      }),
+  ],
+  ['one token file', fileStore],
+] as const;
+
+const calls = (service: TokenServiceEmulator, route: 'login' | 'token') =>
+  service.calls.filter((call) => call.route === route).length;
+
+describe.each(STORES)(`${COUNT} processes sharing one account through %s`, (_name, makeStore) => {
+  it('a wrong password from the start: 1 rejected login for the whole fleet; every other process fails at once, saying another holder was refused', async () => {
+    const service = await emulator();
+    const fleet = await fleets.start({
+      count: COUNT,
+      emulatorUrl: service.url,
+      store: await makeStore(),
+      account: { username: E2E_USER, password: 'a-wrong-password-1f9c' },
+    });
+
+    const replies = await fleet.burst(5);
+
+    const total = sumBursts(replies);
+    expect(total).toMatchObject({ ok: 0, failed: COUNT * 5 });
+    expect(calls(service, 'login')).toBe(1);
+    expect(service.counters).toMatchObject({ logins: 0, rejected: 1 });
+    expect(total.errors.every((error) => error.startsWith('LOGIN_REJECTED'))).toBe(true);
+    expect(total.errors.filter((error) => error.includes('another holder of the shared store'))).toHaveLength(
+      COUNT * 5 - 5,
+    );
+  });
+
+  it('the password changed and the refresh tokens revoked mid-run: 1 refused refresh and 1 rejected login in all; once the password is right again, 1 login and every process back on the new pair', async () => {
+    const service = await emulator();
+    const fleet = await fleets.start({
+      count: COUNT,
+      emulatorUrl: service.url,
+      store: await makeStore(),
+      loginCooldownMs: 1_000,
+    });
+    expect(sumBursts(await fleet.burst(5))).toMatchObject({ ok: COUNT * 5, failed: 0 });
+    expect([calls(service, 'login'), calls(service, 'token')]).toEqual([1, 0]);
+
+    service.expireAccessTokens();
+    service.revokeRefreshTokens();
+    service.inject('login', { status: 401, body: { detail: 'Invalid credentials.' } }, 1_000);
+    const broken = sumBursts(await fleet.burst(5));
+
+    expect(broken).toMatchObject({ ok: 0, failed: COUNT * 5 });
+    expect([calls(service, 'login'), calls(service, 'token')]).toEqual([2, 1]);
+
+    // The administrator gives the password back; the pause (1 s here) ends, and one process logs in for all.
+    service.clearFaults();
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const recovered = sumBursts(await fleet.burst(5));
+
+    expect(recovered).toMatchObject({ ok: COUNT * 5, failed: 0 });
+    expect([calls(service, 'login'), calls(service, 'token')]).toEqual([3, 1]);
+    expect(service.counters.logins).toBe(2);
+  });
+
+  it('a budget of 2 logins and 3 token calls an hour: 1 login and 3 token calls for the whole fleet over 5 expiries, then TOKEN_BUDGET_EXCEEDED naming when the next is allowed', async () => {
+    const service = await emulator();
+    const fleet = await fleets.start({
+      count: COUNT,
+      emulatorUrl: service.url,
+      store: await makeStore(),
+      tokenBudget: { logins: 2, refreshes: 3 },
+    });
+    const rounds = [await fleet.burst(2)];
+    for (let expiry = 1; expiry <= 5; expiry += 1) {
+      service.expireAccessTokens();
+      rounds.push(await fleet.burst(2));
+    }
+
+    expect([calls(service, 'login'), calls(service, 'token')]).toEqual([1, 3]);
+    const late = sumBursts(rounds.slice(4).flat());
+    expect(late).toMatchObject({ ok: 0, failed: COUNT * 4 });
+    expect(late.errors.every((error) => /TOKEN_BUDGET_EXCEEDED.*The next is allowed in \d+ s/.test(error))).toBe(true);
+  });
+
+  it('every data call refused while token calls succeed (the account lost its permissions): at most 3 token calls for the whole fleet in 4 s', async () => {
+    const service = await emulator();
+    const fleet = await fleets.start({ count: COUNT, emulatorUrl: service.url, store: await makeStore() });
+    expect(sumBursts(await fleet.burst(2, { path: '/api/orders' }))).toMatchObject({ failed: 0 });
+    for (let i = 0; i < 4; i += 1) service.setAlwaysUnauthorized(`/api/lost/${i}`);
+
+    const started = Date.now();
+    const rounds = [];
+    while (Date.now() - started < 4_000) {
+      rounds.push(await fleet.burst(4, { path: '/api/lost' }));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    expect(sumBursts(rounds.flat())).toMatchObject({ ok: 0 });
+    expect(calls(service, 'login')).toBe(1);
+    // The first renewal cures nothing; the refusals are general from the second endpoint on, and the back-off lets a
+    // renewal go after 1 s, then 2 s more: 3 at most in 4 s, whatever the number of processes.
+    expect(calls(service, 'token')).toBeGreaterThanOrEqual(1);
+    expect(calls(service, 'token')).toBeLessThanOrEqual(3);
+  });
+});
