@@ -122,6 +122,9 @@ export class Replays {
     config: InternalAxiosRequestConfig,
   ): Promise<PairInUse | null> {
     const { renewals } = this;
+    // What any holder of a shared store found about refusals, read first: nothing may be awaited between the checks
+    // below and the renewal, or a renewal could finish meanwhile and this one renew its fresh pair again.
+    if (renewals.accountShared) await abortable(renewals.consultAccount(), config);
     if (renewals.renewal) await abortable(renewals.renewal, config);
     // Sent before a logout: its refusal must not log the user back in.
     if (ticket.epoch !== renewals.epoch) return null;
@@ -129,8 +132,7 @@ export class Replays {
     const newer = renewals.account.newerThan(ticket.generation);
     if (newer) return newer;
     // Renewing would cure nothing: a permission of this endpoint, or, while refusals are general, not yet again; as
-    // any holder of a shared store found.
-    if (renewals.accountShared) await abortable(renewals.consultAccount(), config);
+    // any holder of a shared store found (consulted above).
     if (!renewals.account.refusals.mayRenewFor(endpoint)) return null;
     // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
     const failed = renewals.failedRenewals;

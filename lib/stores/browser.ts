@@ -106,7 +106,7 @@ export class BrowserTokenStore implements TokenStore {
   private readonly tabMutex = new Mutex();
   private readonly announcer = new Announcer();
   private closed = false;
-  /** Where the tabs keep the account's record: `localStorage` when the browser offers it, else this tab's memory. */
+  /** Where the tabs keep the account's record: `localStorage` with `storage: 'local'`, else this tab's memory. */
   private readonly accountStorage: Storage | undefined;
   private readonly accountKey: string;
   private accountInTab: string | null = null;
@@ -141,8 +141,9 @@ export class BrowserTokenStore implements TokenStore {
         () => this.channel.tellReleased(),
       );
     this.locking = this.webLock ? 'web-locks' : this.lease ? 'storage-lease' : 'tab';
-    // The record holds no secret: it is kept where every tab of the origin sees it, whatever `storage` says.
-    this.accountStorage = webStorage('local');
+    // With the pair in `localStorage`, the tabs share the account's record there too; a user who keeps the pair out of
+    // it (per tab, or in memory) keeps the record in this tab alone.
+    this.accountStorage = kind === 'local' ? webStorage('local') : undefined;
     this.accountKey = `${name}:account`;
     globalThis.addEventListener?.('storage', this.onStorage);
   }
@@ -187,8 +188,8 @@ export class BrowserTokenStore implements TokenStore {
   }
 
   /**
-   * The account's record, which the tabs share (a sign-in refused in one tab pauses the others): in `localStorage`
-   * under the store's name with `:account`, or in this tab where the browser offers none. Null when none.
+   * The account's record, which the tabs share (a sign-in refused in one tab pauses the others): with `storage:
+   * 'local'`, in `localStorage` under the store's name with `:account`; otherwise in this tab alone. Null when none.
    */
   getAccount(): AccountRecord | null {
     this.checkOpen();
