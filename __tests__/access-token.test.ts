@@ -1,7 +1,7 @@
 import { isAxiosError } from 'axios';
 import { isTokenAuthError } from '../lib/index.js';
 import { PASSWORD, USERNAME } from './helpers/service.js';
-import { burst, fulfilled, manualClock, rig, useNock } from './helpers/setup.js';
+import { burst, fulfilled, manualClock, rig, until, useNock } from './helpers/setup.js';
 
 // `auth.accessToken()`: a valid token for what does not go through axios, by the same rule as requests.
 useNock();
@@ -52,7 +52,8 @@ describe('auth.accessToken()', () => {
     service.tokenDelayMs = 30;
 
     const request = api.get('/orders');
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The renewal is under way once its token call has reached the service (which answers it 30 ms later).
+    await until(() => service.counters.refreshCalls === 1);
     const token = await auth.accessToken();
 
     expect((await request).status).toBe(200);

@@ -255,3 +255,19 @@ it('a tab closed in the middle of its renewal frees the lock at once: the tab wa
   expect(await waited).toEqual({ ok: 3, failed: 0, errors: [] });
   expect(await waiting.events()).not.toContain('failure:STORE_FAILED');
 });
+
+describe("the account's guards, shared by the tabs", () => {
+  it('a wrong password in 3 tabs: 1 rejected sign-in for all of them, the others paused without a call', async () => {
+    const on = await service();
+    const store = { key: 'orders' };
+    const tabs = [];
+    for (let i = 0; i < 3; i += 1)
+      tabs.push(await Tab.open(context, site, { ...start(on, store), password: 'a-wrong-password-7c1d' }));
+
+    const results = await allAtOnce(tabs, 3);
+
+    expect(results).toMatchObject({ ok: 0, failed: 9 });
+    expect(on.calls.filter((call) => call.route === 'login')).toHaveLength(1);
+    expect(results.errors).toEqual(Array.from({ length: 9 }, () => 'LOGIN_REJECTED'));
+  });
+});

@@ -56,7 +56,7 @@ afterEach(async () => {
 });
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const key = (name: 'pair' | 'fence' | 'lock') => `{${prefix}}:${name}`;
+const key = (name: 'pair' | 'fence' | 'lock' | 'account') => `{${prefix}}:${name}`;
 
 /** A new connection, as another process would have; closed after the test. */
 function connection(name?: string): Redis {
@@ -575,7 +575,8 @@ describe.each([
       () => store({ pubsub }),
       (auth) => undo.push(() => auth.eject()),
     );
-    expect(await keys()).toEqual([key('fence'), key('pair')]);
+    // The pair, its fence, and the account's record (the budget the two spent), in one slot.
+    expect(await keys()).toEqual([key('account'), key('fence'), key('pair')]);
   });
 });
 
