@@ -29,6 +29,7 @@
 //   npm run bench:fleet -- --processes 8 --requests 50 --expiries 40
 //   npm run bench:fleet -- --together        25, 50 and 100 processes started together
 //   npm run bench:fleet -- --together 25     25 only
+//   npm run bench:fleet -- --trouble         what 10, 50 and 100 processes cost the account in trouble (fleet-trouble.ts)
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,19 +40,22 @@ import { startFleet, sumBursts } from '../harness/fleet.js';
 import type { BurstReply, Fleet, FleetEvent, FleetStoreConfig } from '../harness/fleet.js';
 import { countCommands, startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
+import { trouble } from './fleet-trouble.js';
 import { markdownTable } from './report.js';
 import { percentile, round } from './stats.js';
 
 /** The sizes `--together` alone stands for. */
 const TOGETHER_SIZES = '25,50,100';
+/** The sizes `--trouble` alone stands for. */
+const TROUBLE_SIZES = '10,50,100';
 
 const { values } = parseArgs({
   // `--together` takes its sizes or none: a bare one (last, or before another option) means all three.
   args: process.argv
     .slice(2)
     .flatMap((arg, i, args) =>
-      arg === '--together' && (i === args.length - 1 || args[i + 1]!.startsWith('--'))
-        ? [`--together=${TOGETHER_SIZES}`]
+      (arg === '--together' || arg === '--trouble') && (i === args.length - 1 || args[i + 1]!.startsWith('--'))
+        ? [`${arg}=${arg === '--together' ? TOGETHER_SIZES : TROUBLE_SIZES}`]
         : [arg],
     ),
   options: {
@@ -60,6 +64,7 @@ const { values } = parseArgs({
     expiries: { type: 'string' },
     quick: { type: 'boolean', default: false },
     together: { type: 'string' },
+    trouble: { type: 'string' },
   },
 });
 
@@ -71,6 +76,7 @@ function whole(text: string, option: string): number {
 }
 
 const togetherSizes = values.together?.split(',').map((size) => whole(size.trim(), 'together'));
+const troubleSizes = values.trouble?.split(',').map((size) => whole(size.trim(), 'trouble'));
 const processes = whole(values.processes, 'processes');
 const requests = whole(values.requests ?? (togetherSizes ? '10' : '100'), 'requests');
 const expiries = whole(values.expiries ?? (togetherSizes ? '3' : values.quick ? '5' : '20'), 'expiries');
@@ -374,6 +380,7 @@ async function together(sizes: readonly number[], machine: string): Promise<void
 async function main(): Promise<void> {
   const machine = `${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}`;
   if (togetherSizes) return together(togetherSizes, machine);
+  if (troubleSizes) return trouble(troubleSizes, machine);
   console.log(
     `Fleet benchmark: ${processes} processes × ${requests} concurrent requests, ${expiries} expiries per store; ${machine}`,
   );

@@ -58,7 +58,7 @@ function record(event: FleetEvent): void {
  * The store, with its lock reported: the parent learns which process holds the lock (to kill it there) and when
  * each waited and got it. Everything else goes straight through.
  */
-function reporting(store: TokenStore): TokenStore {
+function reporting(store: TokenStore, shareAccount: boolean): TokenStore {
   const wrapped: TokenStore = {
     get: () => store.get(),
     set: (pair, fence) => store.set(pair, fence),
@@ -66,7 +66,7 @@ function reporting(store: TokenStore): TokenStore {
   };
   if (store.subscribe) wrapped.subscribe = (listener) => store.subscribe!(listener);
   // The account's record: a wrapper that dropped these would leave each process its own guards.
-  if (store.getAccount && store.setAccount) {
+  if (shareAccount && store.getAccount && store.setAccount) {
     wrapped.getAccount = () => store.getAccount!();
     wrapped.setAccount = (record, fence) => store.setAccount!(record, fence);
   }
@@ -196,7 +196,7 @@ async function main(): Promise<void> {
   const api = axios.create({ baseURL: config.emulatorUrl });
   const auth = attachTokenAuth(api, {
     credentials: { username: account.username, password: account.password },
-    store: reporting(store),
+    store: reporting(store, config.shareAccount ?? true),
     tokenRetryDelayMs: config.tokenRetryDelayMs ?? 5,
     ...(config.tokenTimeoutMs !== undefined && { tokenTimeoutMs: config.tokenTimeoutMs }),
     ...(config.tokenBudget !== undefined && { tokenBudget: config.tokenBudget }),

@@ -120,6 +120,11 @@ export interface WorkerConfig {
   tokenRetries?: number;
   /** The plugin's `loginCooldownMs`. @default the plugin's */
   loginCooldownMs?: number;
+  /**
+   * Hand the plugin the store's `getAccount`/`setAccount`, so that the processes share the account's guards; false
+   * stands for a store without them (each process its own guards), for comparison. @default true
+   */
+  shareAccount?: boolean;
 }
 
 /**

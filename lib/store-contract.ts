@@ -80,9 +80,11 @@ export interface LoginPause {
   until: number;
   /** Rejections in a row: each doubles the pause. */
   rejections: number;
-  /** The rejection, as the paused logins report it. */
+  /** The rejection's code, as the paused logins report it. */
   code: TokenAuthErrorCode;
+  /** The rejection's message (masked), which the paused logins quote. */
   message: string;
+  /** The HTTP status of the rejection, when there was one. */
   status?: number;
   /** Which holder was refused: an id of no meaning outside the store, so that the others can say it was not them. */
   by?: string;
@@ -114,6 +116,7 @@ export type SpentCalls = Record<TokenOperation, number[]>;
  * and URL without query, the rejection is its masked message.
  */
 export interface AccountRecord {
+  /** The format's version: a later format can tell this one apart. */
   version: 1;
   /** Automatic logins are paused after a rejection; null when they may go. */
   loginPause: LoginPause | null;

@@ -14,14 +14,15 @@ import { build } from 'esbuild';
 // when it was set, rounded up with about 10% headroom: growth past it must be a decision (raise the number here, and
 // say why in the commit), not an accident. A new browser subpath (such as dist/esm/stores/browser.js) is one more line.
 const ENTRIES = [
-  // Measured 2026-11-23: 15,128 B gzip (13,016 B on 2026-11-22, 11,391 B on 2026-11-21). Raised from 14,300 for the
-  // store sessions (each lock try bounded, a silent store called once per renewal, writes off the requests' path and
-  // in order, flush()), the wait for the lock that ends when a newer pair arrives, and the memory of pairs given up.
-  { entry: 'dist/esm/index.js', gzipBudget: 16_600 },
+  // Measured 2026-11-25: 17,772 B gzip (15,128 B on 2026-11-23, 13,016 B on 2026-11-22). Raised from 16,600 for the
+  // mask that knows every spelling of a secret, and the account's record shared through the store (its check, the
+  // reads and writes under the lock that make a fleet in trouble cost one client), with the rooms split by job.
+  { entry: 'dist/esm/index.js', gzipBudget: 19_500 },
   // The tabs' store, on its own subpath, counted with what it loads (async-mutex again, the shared lease code).
   // Measured 2026-11-22: 14,926 B minified, 5,152 B gzip (raised from 5,200, where it left 48 B: the store split by job
-  // into classes, and the one record check shared with the file and Redis stores).
-  { entry: 'dist/esm/stores/browser.js', gzipBudget: 5_700 },
+  // into classes, and the one record check shared with the file and Redis stores). Measured 2026-11-25: 6,021 B gzip,
+  // raised from 5,700 for the account's record the tabs share (a refused sign-in in one tab pauses the others).
+  { entry: 'dist/esm/stores/browser.js', gzipBudget: 6_600 },
 ];
 
 const EXTERNAL = ['axios'];
