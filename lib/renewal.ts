@@ -74,6 +74,8 @@ export class Renewals {
   private failedCount = 0;
   /** The error of the last renewal that failed, which such a late refusal shares. */
   private lastFailure: unknown;
+  /** Turns of this holder's at the store that are reading and changing the account's record. */
+  private turnsOpen = 0;
 
   constructor(
     private readonly options: ResolvedOptions,
@@ -106,8 +108,11 @@ export class Renewals {
    * lock, since nothing is changed on the strength of it.
    */
   async consultAccount(): Promise<void> {
+    // A turn of this holder's under way has read the record under the lock and is changing it: an older copy read
+    // without the lock must not undo that (a call it spent would be forgotten, and the budget overrun).
+    if (this.turnsOpen > 0) return;
     const record = await this.link.readAccount();
-    if (record) this.account.restore(record);
+    if (record && this.turnsOpen === 0) this.account.restore(record);
   }
 
   /**
@@ -127,14 +132,19 @@ export class Renewals {
   /** Runs `work` on the account as `turn`'s store has it, and writes what `work` changed back in the same turn. */
   private async withAccount<T>(turn: StoreTurn, work: () => T | Promise<T>): Promise<T> {
     if (!this.link.keepsAccount) return work();
-    const stored = await turn.getAccount();
-    if (stored) this.account.restore(stored);
-    const before = JSON.stringify(this.account.record());
+    this.turnsOpen += 1;
     try {
-      return await work();
+      const stored = await turn.getAccount();
+      if (stored) this.account.restore(stored);
+      const before = JSON.stringify(this.account.record());
+      try {
+        return await work();
+      } finally {
+        const after = this.account.record();
+        if (JSON.stringify(after) !== before) turn.setAccount(after);
+      }
     } finally {
-      const after = this.account.record();
-      if (JSON.stringify(after) !== before) turn.setAccount(after);
+      this.turnsOpen -= 1;
     }
   }
 
