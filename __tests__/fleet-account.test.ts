@@ -1,51 +1,21 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { TokenServiceEmulator } from 'axios-token-keeper/emulator';
 import { closeEmulatorsAfterEach, emulator, E2E_USER } from './helpers/emulator.js';
-import { FleetPool, sumBursts } from '../harness/fleet.js';
-import type { FleetStoreConfig } from '../harness/fleet.js';
-import { redisServerForFile } from './helpers/redis.js';
+import { sumBursts } from '../harness/fleet.js';
+import { fleetsForFile } from './helpers/fleets.js';
 
 // A fleet is one client also when things go wrong: real processes (harness/fleet-worker.ts) sharing one account through
 // a real redis-server or one token file consult the account's record the store keeps (login pause, refused refresh
 // tokens, the refusals renewing did not cure, the budget), so the account pays for a failure once, not once per
 // process. FLEET_ACCOUNT=50 npx jest fleet-account runs it at the issue's size.
 closeEmulatorsAfterEach();
-const server = redisServerForFile();
+const fleets = fleetsForFile('fleet-account');
 const COUNT = Number(process.env.FLEET_ACCOUNT ?? 8);
 // Starting the processes takes most of a test: about a second each on 2 cores.
 jest.setTimeout(60_000 + COUNT * 3_000);
 
-const fleets = new FleetPool();
-const directories: string[] = [];
-afterEach(async () => {
-  try {
-    await fleets.stopAll();
-  } finally {
-    await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
-  }
-});
-
-async function fileStore(): Promise<FleetStoreConfig> {
-  const directory = await mkdtemp(join(tmpdir(), 'token-keeper-fleet-account-'));
-  directories.push(directory);
-  return { kind: 'file', path: join(directory, 'tokens.json') };
-}
-
 const STORES = [
-  [
-    'Redis',
-    () =>
-      Promise.resolve<FleetStoreConfig>({
-        kind: 'redis',
-        url: server().url,
-        prefix: `fleet-account:${randomUUID()}`,
-        pubsub: true,
-      }),
-  ],
-  ['one token file', fileStore],
+  ['Redis', () => fleets.redisStore(true)],
+  ['one token file', () => fleets.fileStore()],
 ] as const;
 
 const calls = (service: TokenServiceEmulator, route: 'login' | 'token') =>

@@ -1,44 +1,20 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import Redis from 'ioredis';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
-import { FleetPool, sumBursts, WorkerExitedError } from '../harness/fleet.js';
-import type { BurstReply, Fleet, FleetOptions, FleetStoreConfig } from '../harness/fleet.js';
+import { sumBursts, WorkerExitedError } from '../harness/fleet.js';
+import type { BurstReply, FleetStoreConfig } from '../harness/fleet.js';
+import { fleetsForFile } from './helpers/fleets.js';
 import { until } from './helpers/flow.js';
-import { redisServerForFile } from './helpers/redis.js';
 
 // Several real processes (harness/fleet-worker.ts) share one token pair through a shared store, against the emulator
 // over real HTTP and a real redis-server: they log in once and renew once per expiry between them. Without
 // redis-server this file fails here, once, with the command that installs it.
 closeEmulatorsAfterEach();
-const server = redisServerForFile();
-
-const fleets = new FleetPool();
-const directories: string[] = [];
-afterEach(async () => {
-  try {
-    // A worker that crashed, even in a passing test, fails it with the worker's output.
-    await fleets.stopAll();
-  } finally {
-    await Promise.all(directories.splice(0).map((directory) => rm(directory, { recursive: true, force: true })));
-  }
-});
-
-function start(options: FleetOptions): Promise<Fleet> {
-  return fleets.start(options);
-}
+const { start, redisStore: redisOf, fileStore } = fleetsForFile('fleet-test');
 
 /** Each test its own keys, so that no pair of an earlier test is loaded. */
 function redisStore(pubsub: boolean): () => Promise<FleetStoreConfig> {
-  return () => Promise.resolve({ kind: 'redis', url: server().url, prefix: `fleet-test:${randomUUID()}`, pubsub });
-}
-
-async function fileStore(): Promise<FleetStoreConfig> {
-  const directory = await mkdtemp(join(tmpdir(), 'token-keeper-fleet-'));
-  directories.push(directory);
-  return { kind: 'file', path: join(directory, 'tokens.json') };
+  return () => redisOf(pubsub);
 }
 
 /** How many of the replies' events are named `name`, across the processes. */
