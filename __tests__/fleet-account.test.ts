@@ -1,6 +1,7 @@
 import type { TokenServiceEmulator } from 'axios-token-keeper/emulator';
 import { closeEmulatorsAfterEach, emulator, E2E_USER } from './helpers/emulator.js';
 import { sumBursts } from '../harness/fleet.js';
+import type { FleetOptions } from '../harness/fleet.js';
 import { fleetsForFile } from './helpers/fleets.js';
 
 // A fleet is one client also when things go wrong: real processes (harness/fleet-worker.ts) sharing one account through
@@ -22,14 +23,13 @@ const calls = (service: TokenServiceEmulator, route: 'login' | 'token') =>
   service.calls.filter((call) => call.route === route).length;
 
 describe.each(STORES)(`${COUNT} processes sharing one account through %s`, (_name, makeStore) => {
+  /** The fleet of the test on `service`, each process with the plugin's options `extra`. */
+  const fleetOn = async (service: TokenServiceEmulator, extra: Partial<FleetOptions> = {}) =>
+    fleets.start({ count: COUNT, emulatorUrl: service.url, store: await makeStore(), ...extra });
+
   it('a wrong password from the start: 1 rejected login for the whole fleet; every other process fails at once, saying another holder was refused', async () => {
     const service = await emulator();
-    const fleet = await fleets.start({
-      count: COUNT,
-      emulatorUrl: service.url,
-      store: await makeStore(),
-      account: { username: E2E_USER, password: 'a-wrong-password-1f9c' },
-    });
+    const fleet = await fleetOn(service, { account: { username: E2E_USER, password: 'a-wrong-password-1f9c' } });
 
     const replies = await fleet.burst(5);
 
@@ -45,13 +45,8 @@ describe.each(STORES)(`${COUNT} processes sharing one account through %s`, (_nam
 
   it('the password changed and the refresh tokens revoked mid-run: 1 refused refresh and 1 rejected login in all; once the password is right again, 1 login and every process back on the new pair', async () => {
     const service = await emulator();
-    const fleet = await fleets.start({
-      count: COUNT,
-      emulatorUrl: service.url,
-      store: await makeStore(),
-      // Long enough to outlast the failing round, whose processes fail one after another under the lock.
-      loginCooldownMs: 1_500 + COUNT * 250,
-    });
+    // Long enough to outlast the failing round, whose processes fail one after another under the lock.
+    const fleet = await fleetOn(service, { loginCooldownMs: 1_500 + COUNT * 250 });
     expect(sumBursts(await fleet.burst(5))).toMatchObject({ ok: COUNT * 5, failed: 0 });
     expect([calls(service, 'login'), calls(service, 'token')]).toEqual([1, 0]);
 
@@ -78,12 +73,7 @@ describe.each(STORES)(`${COUNT} processes sharing one account through %s`, (_nam
 
   it('a budget of 2 logins and 3 token calls an hour: 1 login and 3 token calls for the whole fleet over 5 expiries, then TOKEN_BUDGET_EXCEEDED naming when the next is allowed', async () => {
     const service = await emulator();
-    const fleet = await fleets.start({
-      count: COUNT,
-      emulatorUrl: service.url,
-      store: await makeStore(),
-      tokenBudget: { logins: 2, refreshes: 3 },
-    });
+    const fleet = await fleetOn(service, { tokenBudget: { logins: 2, refreshes: 3 } });
     const rounds = [await fleet.burst(2)];
     for (let expiry = 1; expiry <= 5; expiry += 1) {
       service.expireAccessTokens();
@@ -98,7 +88,7 @@ describe.each(STORES)(`${COUNT} processes sharing one account through %s`, (_nam
 
   it('every data call refused while token calls succeed (the account lost its permissions): at most 3 token calls for the whole fleet in 4 s', async () => {
     const service = await emulator();
-    const fleet = await fleets.start({ count: COUNT, emulatorUrl: service.url, store: await makeStore() });
+    const fleet = await fleetOn(service);
     expect(sumBursts(await fleet.burst(2, { path: '/api/orders' }))).toMatchObject({ failed: 0 });
     for (let i = 0; i < 4; i += 1) service.setAlwaysUnauthorized(`/api/lost/${i}`);
 

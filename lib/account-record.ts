@@ -1,6 +1,14 @@
 // The check of the account's record as a store hands it back (parsed JSON, or what a custom store kept): a leaf, which
 // the stores and the link to them share.
-import type { AccountRecord, LoginPause, RefusalMemory } from './store-contract.js';
+import type { AccountRecord, LoginPause, RefusalMemory, TokenStore } from './store-contract.js';
+
+/**
+ * Whether the holders of `store` share the account's record: a store the user gave (the default memory store has no
+ * other holder) with both `getAccount` and `setAccount`. Decided once, at attach.
+ */
+export function keepsAccount(store: TokenStore | undefined): boolean {
+  return typeof store?.getAccount === 'function' && typeof store.setAccount === 'function';
+}
 
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 const isNumbers = (value: unknown): value is number[] => Array.isArray(value) && value.every(isNumber);

@@ -62,22 +62,21 @@ export class Account {
   /** The access tokens of the last pairs given up (replaced or dropped), newest last. */
   private readonly givenUpAccess: string[] = [];
 
-  /** `onUse` hears of each pair taken into use, `fromStore` when another holder obtained it. */
+  /**
+   * `onUse` hears of each pair taken into use, `fromStore` when another holder obtained it. `shared`: the guards are the
+   * account's, kept in a store every holder consults, which they say where they refuse a call.
+   */
   constructor(
     private readonly options: Pick<
       ResolvedOptions,
       'clock' | 'marginFor' | 'accessTokenLifetimeMs' | 'loginCooldownMs' | 'tokenBudget'
     >,
     private readonly onUse: (pair: TokenPair, fromStore: boolean) => void,
+    readonly shared = false,
   ) {
     this.cooldown = new LoginCooldown(options.loginCooldownMs, options.clock, Math.random().toString(36).slice(2, 10));
     this.refusals = new RefusalPolicy(options.accessTokenLifetimeMs, options.clock);
-    this.budget = options.tokenBudget ? new TokenBudget(options.tokenBudget, options.clock) : undefined;
-  }
-
-  /** The guards are the account's, kept in a store every holder consults: say so where they refuse a call. */
-  shareWithHolders(): void {
-    if (this.budget) this.budget.shared = true;
+    this.budget = options.tokenBudget ? new TokenBudget(options.tokenBudget, options.clock, shared) : undefined;
   }
 
   get current(): PairInUse | null {

@@ -9,12 +9,12 @@ import type { SpentCalls, TokenOperation } from './store-contract.js';
  */
 export class TokenBudget {
   private spent: SpentCalls = { login: [], refresh: [] };
-  /** The calls are counted for every holder of a shared store (the record says so), not for this one alone. */
-  shared = false;
 
+  /** `shared`: the calls are counted for every holder of a shared store (the record says so), not this one alone. */
   constructor(
     private readonly limits: TokenBudgetLimits,
     private readonly clock: () => number,
+    private readonly shared = false,
   ) {}
 
   /** Records one call of `operation`, or throws TOKEN_BUDGET_EXCEEDED without recording it. */

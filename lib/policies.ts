@@ -178,8 +178,11 @@ export class RenewalBackoff {
   }
 
   /** A replay with the renewed pair of `generation` was accepted: a renewal cured a refusal. */
-  cured(generation: number): void {
-    if (generation >= this.lastUncured) this.reset();
+  /** True when it ended a back-off or a refusal being remembered: something changed. */
+  cured(generation: number): boolean {
+    if (generation < this.lastUncured || (this.refusedOn === undefined && !this.general)) return false;
+    this.reset();
+    return true;
   }
 
   reset(): void {
@@ -230,8 +233,9 @@ export class RefusalPolicy {
   }
 
   /** A replay with the renewed pair of `generation` was accepted. */
-  cured(generation: number): void {
-    this.backoff.cured(generation);
+  /** True when the cure changed what is remembered (most accepted replays change nothing). */
+  cured(generation: number): boolean {
+    return this.backoff.cured(generation);
   }
 
   /** The pair a renewal for a refused stream on `endpoint` brought, if any. */

@@ -1,5 +1,6 @@
 import type { InternalAxiosRequestConfig } from 'axios';
 import { Account } from './account.js';
+import { keepsAccount } from './account-record.js';
 import type { PairInUse } from './account.js';
 import { abortable, throwIfCanceled } from './abort.js';
 import { credentialsFor } from './credentials.js';
@@ -83,24 +84,23 @@ export class Renewals {
     private readonly reports: Reports,
     private readonly secrets: SecretList,
   ) {
+    const shared = keepsAccount(options.store);
     // A pair can come back (a store event, then a write refused by the fence): it was loaded once.
-    this.account = new Account(options, (pair, fromStore) => {
-      if (!secrets.remember(pair) && fromStore) reports.load(pair);
-    });
+    this.account = new Account(
+      options,
+      (pair, fromStore) => {
+        if (!secrets.remember(pair) && fromStore) reports.load(pair);
+      },
+      shared,
+    );
     this.link = new StoreLink(
       options.store ?? new MemoryTokenStore(),
-      options.store !== undefined,
+      shared,
       options.storeTimeoutMs,
       this.account,
       secrets,
       (e) => reports.failure('store', e),
     );
-    if (this.link.keepsAccount) this.account.shareWithHolders();
-  }
-
-  /** The store keeps the account's record, which every holder consults. */
-  get accountShared(): boolean {
-    return this.link.keepsAccount;
   }
 
   /**
@@ -120,7 +120,7 @@ export class Renewals {
    * and written back, so that what another holder wrote meanwhile is kept. Without a shared record, `change` alone.
    */
   async changeAccount(change: () => void): Promise<void> {
-    if (!this.link.keepsAccount) return change();
+    if (!this.account.shared) return change();
     const turn = await this.link.turn();
     try {
       await this.withAccount(turn, change);
@@ -131,7 +131,7 @@ export class Renewals {
 
   /** Runs `work` on the account as `turn`'s store has it, and writes what `work` changed back in the same turn. */
   private async withAccount<T>(turn: StoreTurn, work: () => T | Promise<T>): Promise<T> {
-    if (!this.link.keepsAccount) return work();
+    if (!this.account.shared) return work();
     this.turnsOpen += 1;
     try {
       const stored = await turn.getAccount();

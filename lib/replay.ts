@@ -97,14 +97,10 @@ export class Replays {
 
   /** A replay that carried `ticket`'s pair was accepted: a renewal cured a refusal, so renewals cure again. */
   cured(ticket: Ticket): void {
-    const { renewals } = this;
-    const refusals = renewals.account.refusals;
-    if (!renewals.accountShared) return refusals.cured(ticket.generation);
+    const { account } = this.renewals;
     // Every holder hears of a cure, but only of one that changed something: most accepted replays do not.
-    const before = JSON.stringify(refusals.state);
-    refusals.cured(ticket.generation);
-    if (JSON.stringify(refusals.state) !== before)
-      renewals.changeAccount(() => refusals.cured(ticket.generation)).catch(() => undefined);
+    if (account.refusals.cured(ticket.generation) && account.shared)
+      this.renewals.changeAccount(() => account.refusals.cured(ticket.generation)).catch(() => undefined);
   }
 
   /** An axios error leaving the plugin (a CanceledError while waiting, too) may carry a token in its config. */
@@ -124,7 +120,7 @@ export class Replays {
     const { renewals } = this;
     // What any holder of a shared store found about refusals, read first: nothing may be awaited between the checks
     // below and the renewal, or a renewal could finish meanwhile and this one renew its fresh pair again.
-    if (renewals.accountShared) await abortable(renewals.consultAccount(), config);
+    if (renewals.account.shared) await abortable(renewals.consultAccount(), config);
     if (renewals.renewal) await abortable(renewals.renewal, config);
     // Sent before a logout: its refusal must not log the user back in.
     if (ticket.epoch !== renewals.epoch) return null;

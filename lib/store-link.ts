@@ -44,10 +44,13 @@ export class StoreLink {
   private readonly unsubscribe: () => void;
   private accountReading: Promise<AccountRecord | undefined> | undefined;
 
-  /** `shared`: the user gave the store, which other holders may use too. */
+  /**
+   * `keepsAccount`: the store keeps the account's record, which its holders share (see {@link keepsAccount} in
+   * account-record.ts).
+   */
   constructor(
     private readonly store: TokenStore,
-    private readonly shared: boolean,
+    readonly keepsAccount: boolean,
     private readonly timeoutMs: number,
     private readonly account: Account,
     private readonly secrets: SecretList,
@@ -58,14 +61,6 @@ export class StoreLink {
         const checked = pair === null ? null : completed(pair);
         if (checked !== undefined) this.stored(checked);
       }) ?? noop;
-  }
-
-  /**
-   * The store keeps the account's record, which its holders share: given by the user (the default memory store has
-   * no other holder) with both `getAccount` and `setAccount`.
-   */
-  get keepsAccount(): boolean {
-    return this.shared && typeof this.store.getAccount === 'function' && typeof this.store.setAccount === 'function';
   }
 
   /**
