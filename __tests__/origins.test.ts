@@ -1,5 +1,8 @@
 import axios from 'axios';
 import nock from 'nock';
+import { attachTokenAuth } from '../lib/index.js';
+import type { TokenAuthEvents } from '../lib/index.js';
+import { PASSWORD, USERNAME } from './helpers/credentials.js';
 import { API, FakeTokenService, LOGIN, TOKEN } from './helpers/service.js';
 import { rig, useNock } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
@@ -299,5 +302,182 @@ describe('auth and data on different hosts', () => {
     ]);
     expect(JSON.parse(service.received[3]!.body)).toEqual({ refresh_token: refresh1 });
     expect(auth.stats()).toEqual({ logins: 1, refreshes: 1, replays: 1, failures: 0 });
+  });
+});
+
+describe('a refusal outside origins is said, once per origin', () => {
+  const AUTH = 'https://auth.test';
+  const DATA = 'https://data.test';
+
+  it('names the origin and the `origins` option in one warning per origin, and leaves the refusals alone', async () => {
+    const { service, api, auth } = rig();
+    const warnings: TokenAuthEvents['warning'][] = [];
+    auth.on('warning', (warning) => warnings.push(warning));
+    watchedHost(THIRD);
+    watchedHost('https://other.test');
+
+    const refused = await Promise.all(
+      [`${THIRD}/a`, `${THIRD}/b`, 'https://other.test/c', `${THIRD}/d`].map((url) =>
+        failureOf(api.get(url), axios.isAxiosError),
+      ),
+    );
+
+    expect(refused.map((error) => error.response?.status)).toEqual([401, 401, 401, 401]);
+    expect(warnings.map(({ code, origin }) => [code, origin])).toEqual([
+      ['ORIGIN_NOT_IN_ORIGINS', THIRD],
+      ['ORIGIN_NOT_IN_ORIGINS', 'https://other.test'],
+    ]);
+    expect(warnings[0]!.message).toBe(
+      `${THIRD} refused a request that went without the access token: that origin is not in \`origins\` (${API}). ` +
+        `If it should get the token, list it: \`origins: [..., '${THIRD}']\` (without \`origins\`, only the origins of ` +
+        "`authBaseURL` and of the instance's `baseURL` get it). Said once per origin.",
+    );
+    expect(service.received).toHaveLength(0);
+    expect(auth.stats()).toEqual({ logins: 0, refreshes: 0, replays: 0, failures: 0 });
+  });
+
+  it('says nothing of an answer that is no token refusal, nor of a request sent with skipAuth', async () => {
+    const { api, auth } = rig();
+    const warnings: unknown[] = [];
+    auth.on('warning', (warning) => warnings.push(warning));
+    nock(THIRD).get('/missing').reply(404).get('/open').reply(200).get('/skipped').reply(401);
+
+    await failureOf(api.get(`${THIRD}/missing`), axios.isAxiosError);
+    await api.get(`${THIRD}/open`);
+    await failureOf(api.get(`${THIRD}/skipped`, { skipAuth: true }), axios.isAxiosError);
+
+    expect(warnings).toEqual([]);
+  });
+
+  it('asks isTokenRejected, with the parsed body, whether the refusal looks like a token’s', async () => {
+    const { auth, api } = rig({
+      isTokenRejected: (error) => (error.response?.data as { code?: string })?.code === 'expired',
+    });
+    const warnings: string[] = [];
+    auth.on('warning', ({ origin }) => warnings.push(origin));
+    nock(THIRD).get('/a').reply(403, { code: 'forbidden' }).get('/b').reply(403, { code: 'expired' });
+
+    await failureOf(api.get(`${THIRD}/a`), axios.isAxiosError);
+    expect(warnings).toEqual([]);
+    await failureOf(api.get(`${THIRD}/b`), axios.isAxiosError);
+    expect(warnings).toEqual([THIRD]);
+  });
+
+  it('goes to console.warn when nobody listens to `warning`, once', async () => {
+    const { api } = rig();
+    watchedHost(THIRD);
+    const warned = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      await failureOf(api.get(`${THIRD}/a`), axios.isAxiosError);
+      await failureOf(api.get(`${THIRD}/b`), axios.isAxiosError);
+
+      expect(warned.mock.calls).toEqual([
+        [expect.stringMatching(/^axios-token-keeper: https:\/\/third\.test refused/)],
+      ]);
+    } finally {
+      warned.mockRestore();
+    }
+  });
+
+  it('on the global axios, with the API on another host and no `origins`: the first 401 names the missing origin', async () => {
+    const service = new FakeTokenService(AUTH, DATA);
+    const auth = attachTokenAuth(axios, { credentials: { username: USERNAME, password: PASSWORD }, authBaseURL: AUTH });
+    try {
+      const warnings: TokenAuthEvents['warning'][] = [];
+      auth.on('warning', (warning) => warnings.push(warning));
+
+      const error = await failureOf(axios.get(`${DATA}/orders`), axios.isAxiosError);
+
+      expect(error.response?.status).toBe(401);
+      expect(warnings.map(({ origin }) => origin)).toEqual([DATA]);
+      expect(warnings[0]!.message).toContain(`not in \`origins\` (${AUTH})`);
+      expect(service.counters.loginCalls).toBe(0);
+    } finally {
+      auth.eject();
+    }
+  });
+
+  it('on the global axios with `origins` listing the API: one login, the token on every request, nothing warned', async () => {
+    const service = new FakeTokenService(AUTH, DATA);
+    const auth = attachTokenAuth(axios, {
+      credentials: { username: USERNAME, password: PASSWORD },
+      authBaseURL: AUTH,
+      origins: [DATA],
+    });
+    try {
+      const warnings: unknown[] = [];
+      auth.on('warning', (warning) => warnings.push(warning));
+
+      await Promise.all([axios.get(`${DATA}/a`), axios.post(`${DATA}/b`, { qty: 1 })]);
+
+      expect(service.counters).toMatchObject({ loginCalls: 1, refreshCalls: 0, dataCalls: 2 });
+      expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([
+        `Bearer ${service.issued[0]}`,
+        `Bearer ${service.issued[0]}`,
+      ]);
+      expect(warnings).toEqual([]);
+    } finally {
+      auth.eject();
+    }
+    await failureOf(axios.get(`${DATA}/after-eject`), axios.isAxiosError);
+    expect(service.received.at(-1)?.authorization).toBeUndefined();
+  });
+});
+
+describe('without `origins`, the instance’s baseURL as each request is sent', () => {
+  const AUTH = 'https://auth.test';
+  const DATA = 'https://data.test';
+  const MOVED = 'https://moved.test';
+
+  it('honours a baseURL set after attach, and renews there on expiry', async () => {
+    const service = new FakeTokenService(AUTH, DATA);
+    const api = axios.create();
+    const auth = attachTokenAuth(api, { credentials: { username: USERNAME, password: PASSWORD }, authBaseURL: AUTH });
+
+    api.defaults.baseURL = DATA;
+    await api.get('/orders');
+    service.expireAccessTokens();
+    await api.get('/orders');
+
+    const [access1, , access2] = service.issued;
+    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([
+      `Bearer ${access1}`,
+      `Bearer ${access1}`,
+      `Bearer ${access2}`,
+    ]);
+    expect(auth.stats()).toEqual({ logins: 1, refreshes: 1, replays: 1, failures: 0 });
+  });
+
+  it('follows a baseURL assigned: the new origin gets the token, the one it replaced no longer does', async () => {
+    const service = new FakeTokenService(AUTH, DATA);
+    const api = axios.create({ baseURL: DATA });
+    attachTokenAuth(api, { credentials: { username: USERNAME, password: PASSWORD }, authBaseURL: AUTH });
+    await api.get('/orders');
+    const moved = watchedHost(MOVED, service);
+
+    api.defaults.baseURL = MOVED;
+    await api.get('/orders');
+    await failureOf(api.get(`${DATA}/orders`), axios.isAxiosError);
+
+    expect(moved).toEqual([`Bearer ${service.issued[0]}`]);
+    expect(service.received.filter((entry) => entry.route === 'data').map((entry) => entry.authorization)).toEqual([
+      `Bearer ${service.issued[0]}`,
+      undefined,
+    ]);
+    expect(service.counters.loginCalls).toBe(1);
+  });
+
+  it('follows `instance.defaults` replaced whole, as hey-api’s setConfig does before it sends baseURL with each request', async () => {
+    const service = new FakeTokenService(AUTH, DATA);
+    const api = axios.create();
+    attachTokenAuth(api, { credentials: { username: USERNAME, password: PASSWORD }, authBaseURL: AUTH });
+    // What @hey-api/client-axios' setConfig({ baseURL }) and its request do: axios' own defaults stay as they were.
+    api.defaults = { ...api.defaults, baseURL: DATA };
+    await api.get('/orders', { baseURL: api.defaults.baseURL });
+
+    expect(service.received.map((entry) => [entry.origin, entry.route, entry.authorization])).toEqual([
+      [AUTH, 'login', expect.stringMatching(/^Basic /)],
+      [DATA, 'data', `Bearer ${service.issued[0]}`],
+    ]);
   });
 });

@@ -46,7 +46,11 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
   const resolved = resolveOptions(instance, options);
   const reports = new Reports();
   const secrets = new SecretList();
-  const origins = new OriginPolicy(resolved.origins);
+  // `instance.defaults` itself may be replaced after attach (hey-api's setConfig does): read it as each request goes.
+  const origins = new OriginPolicy(
+    resolved.origins,
+    resolved.originsFollowBaseURL ? () => instance.defaults?.baseURL : undefined,
+  );
   const client = new TokenClient(resolved, (operation) => renewals.account.spend(operation));
   const renewals = new Renewals(resolved, client, reports, secrets);
   const replays = new Replays(renewals, reports, secrets, origins, resolved);
@@ -87,9 +91,13 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     const setting = (config as Armed)[inner] ?? instance.defaults.adapter;
     const adapter = typeof setting === 'function' ? setting : getAdapter(setting, config);
     // Not ours to authorize: it goes out, and fails, exactly as without the plugin, unmarked.
-    if (ejected || config.skipAuth || !origins.allows(config)) {
+    if (ejected || config.skipAuth) {
       delete (config as Armed)[inner];
       return adapter(config);
+    }
+    if (!origins.allows(config)) {
+      delete (config as Armed)[inner];
+      return adapter(config).catch((error: unknown) => replays.outside(error, config));
     }
     guardRedirects(config);
     const ready = renewals.ready(config);

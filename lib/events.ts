@@ -14,6 +14,11 @@ export class Emitter<Events extends object> {
     };
   }
 
+  /** Someone listens to `event`. */
+  has(event: keyof Events): boolean {
+    return (this.listeners.get(event)?.size ?? 0) > 0;
+  }
+
   emit<E extends keyof Events>(event: E, payload: Events[E]): void {
     const set = this.listeners.get(event);
     if (!set) return;

@@ -57,7 +57,26 @@ export interface TokenAuthEvents {
   };
   /** `auth.logout()` dropped the tokens. */
   logout: Record<string, never>;
+  /**
+   * Something is likely misconfigured; each is said once. Without a listener of `warning`, the message goes to
+   * `console.warn`.
+   */
+  warning: {
+    /** What it is, for a `switch`. */
+    code: TokenAuthWarningCode;
+    /** What happened and what to do. */
+    message: string;
+    /** The origin it is about. */
+    origin: string;
+  };
 }
+
+/**
+ * Codes of the `warning` event.
+ * - `ORIGIN_NOT_IN_ORIGINS`: a request went without the access token, since its origin is not in `origins`, and was
+ *   refused as the `isTokenRejected` option says (401): said once per origin.
+ */
+export type TokenAuthWarningCode = 'ORIGIN_NOT_IN_ORIGINS';
 
 /** Counters since attach. */
 export interface TokenAuthStats {

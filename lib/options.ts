@@ -74,7 +74,10 @@ export type ResolvedOptions = Required<
   authBaseURLFromBaseURL: boolean;
   /** How long before its expiry a token of this lifetime is renewed: `expiryMarginMs`, or the default rule. */
   marginFor: (lifetimeMs: number) => number;
+  /** `origins` as given, or, without it, authBaseURL's origin. */
   origins: ReadonlyArray<string | RegExp>;
+  /** No `origins` was given: the origin of the instance's `baseURL` as each request is sent is allowed too. */
+  originsFollowBaseURL: boolean;
   tokenBudget: TokenBudgetLimits | false;
   store?: TokenStore;
 };
@@ -250,8 +253,8 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
     );
   }
   if (merged.origins !== undefined) checkOrigins(merged.origins);
-  const origins =
-    merged.origins ?? [baseURL, authBaseURL].map(originOf).filter((origin): origin is string => origin !== undefined);
+  // Without `origins`, the instance's baseURL is read as each request goes (attach.ts): only authBaseURL's is fixed.
+  const origins = merged.origins ?? [originOf(authBaseURL)!];
   const explicitMarginMs = defined.expiryMarginMs;
   return {
     ...merged,
@@ -264,6 +267,7 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
     authBaseURL,
     authBaseURLFromBaseURL: merged.authBaseURL === undefined,
     origins,
+    originsFollowBaseURL: merged.origins === undefined,
     tokenBudget: resolveBudget(merged.tokenBudget),
     storeTimeoutMs: defined.storeTimeoutMs ?? Math.min(DEFAULTS.storeTimeoutMs, merged.tokenTimeoutMs / 3),
     marginFor:

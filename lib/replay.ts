@@ -4,7 +4,7 @@ import type { PairInUse } from './account.js';
 import { abortable, succeeds } from './abort.js';
 import { DEFAULTS } from './options.js';
 import type { ResolvedOptions } from './options.js';
-import { answeredFrom, requestURL } from './origins.js';
+import { answeredFrom, originOf, requestURL } from './origins.js';
 import type { OriginPolicy } from './origins.js';
 import { isStream } from './redact.js';
 import type { SecretList } from './redact.js';
@@ -93,6 +93,28 @@ export class Replays {
     if (inUse === null || ejected()) throw this.secrets.axiosError(error);
     this.reports.replay((config.method ?? 'get').toUpperCase(), () => this.secrets.mask(config.url ?? ''));
     return inUse;
+  }
+
+  /**
+   * A request outside `origins`, which went without the token, failed: the error goes to the caller as it is, and a
+   * refusal that looks like a token's is said once per origin, since perhaps the origin should have been listed.
+   */
+  outside(error: unknown, config: InternalAxiosRequestConfig): never {
+    if (isAxiosError(error)) {
+      const origin = originOf(requestURL(config));
+      if (origin !== undefined && origin !== 'null' && this.refusesToken(error, config))
+        this.reports.refusedOutside(origin, this.origins.listed());
+    }
+    throw error;
+  }
+
+  /** isTokenRejected's verdict, where one that throws says no: the caller gets the request's own error. */
+  private refusesToken(error: AxiosError, config: InternalAxiosRequestConfig): boolean {
+    try {
+      return this.isTokenRefusal(error, config);
+    } catch {
+      return false;
+    }
   }
 
   /** A replay that carried `ticket`'s pair was accepted: a renewal cured a refusal, so renewals cure again. */

@@ -64,4 +64,23 @@ export class Reports {
   logout(): void {
     this.emitter.emit('logout', {});
   }
+
+  /** A request outside `origins`, which went without the token, was refused: said once per origin. */
+  refusedOutside(origin: string, origins: string): void {
+    if (this.warned.has(origin)) return;
+    this.warned.add(origin);
+    const message =
+      `${origin} refused a request that went without the access token: that origin is not in \`origins\` (${origins}). ` +
+      `If it should get the token, list it: \`origins: [..., '${origin}']\` (without \`origins\`, only the origins of ` +
+      "`authBaseURL` and of the instance's `baseURL` get it). Said once per origin.";
+    this.warn({ code: 'ORIGIN_NOT_IN_ORIGINS', message, origin });
+  }
+
+  private readonly warned = new Set<string>();
+
+  private warn(warning: TokenAuthEvents['warning']): void {
+    if (this.emitter.has('warning')) this.emitter.emit('warning', warning);
+    // eslint-disable-next-line no-console -- the one thing said unasked: a likely misconfiguration, once
+    else console.warn(`axios-token-keeper: ${warning.message}`);
+  }
 }

@@ -227,8 +227,9 @@ export interface TokenAuthOptions {
   store?: TokenStore;
   /**
    * The origins (`https://host:port`) that receive the access token, or patterns an origin must match.
-   * Requests elsewhere go out untouched.
-   * @default the origins of the instance's `baseURL` and of `authBaseURL`
+   * Requests elsewhere go out untouched; one of them refused with 401 is said once per origin, in a `warning` event.
+   * @default the origin of `authBaseURL`, and that of the instance's `baseURL` as it is when each request is sent
+   * (a `baseURL` set after attach counts)
    *
    * @example
    * origins: ['https://api.example.com', /^https:\/\/[a-z0-9-]+\.api\.example\.com$/]

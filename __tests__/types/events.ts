@@ -4,7 +4,9 @@ import { expectTypeOf } from 'expect-type';
 import { attachTokenAuth } from 'axios-token-keeper';
 import type { RenewalReason, TokenAuthError, TokenAuthErrorCode, TokenAuthEvents } from 'axios-token-keeper';
 
-expectTypeOf<keyof TokenAuthEvents>().toEqualTypeOf<'login' | 'refresh' | 'load' | 'replay' | 'failure' | 'logout'>();
+expectTypeOf<keyof TokenAuthEvents>().toEqualTypeOf<
+  'login' | 'refresh' | 'load' | 'replay' | 'failure' | 'logout' | 'warning'
+>();
 expectTypeOf<RenewalReason>().toEqualTypeOf<'no-token' | 'expired' | 'rejected' | 'refresh-rejected' | 'manual'>();
 
 expectTypeOf<TokenAuthEvents['login']>().toEqualTypeOf<{ reason: RenewalReason; durationMs: number }>();
@@ -21,6 +23,11 @@ expectTypeOf<TokenAuthEvents['failure']>().toEqualTypeOf<{
   error: TokenAuthError;
 }>();
 expectTypeOf<TokenAuthEvents['logout']>().toEqualTypeOf<Record<string, never>>();
+expectTypeOf<TokenAuthEvents['warning']>().toEqualTypeOf<{
+  code: 'ORIGIN_NOT_IN_ORIGINS';
+  message: string;
+  origin: string;
+}>();
 
 export function listen(): void {
   const auth = attachTokenAuth(axios.create(), { credentials: { username: 'jane', password: 'pw' } });
