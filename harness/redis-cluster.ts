@@ -75,7 +75,7 @@ export function requireRedisCluster(): void {
     const where = process.env.REDIS_CLI_PATH ? `at ${REDIS_CLI} (REDIS_CLI_PATH)` : 'on PATH';
     const error = new Error(
       `redis-cli was not found ${where}; it forms the test cluster. Install it with \`apt-get install redis-server\` ` +
-        '(which brings redis-tools; `.ci/run` does), or set REDIS_CLI_PATH to one; the cluster tests fail without it, ' +
+        '(which brings redis-tools; `npm test` does), or set REDIS_CLI_PATH to one; the cluster tests fail without it, ' +
         'they never skip.',
     );
     error.stack = `${error.name}: ${error.message}`;

@@ -35,7 +35,7 @@ export function requireRedisServer(): void {
     const where = process.env.REDIS_SERVER_PATH ? `at ${REDIS_SERVER} (REDIS_SERVER_PATH)` : 'on PATH';
     throw withoutStack(
       new Error(
-        `redis-server was not found ${where}. Install it with \`apt-get install redis-server\` (\`.ci/run\` does), ` +
+        `redis-server was not found ${where}. Install it with \`apt-get install redis-server\` (\`npm test\` does), ` +
           'or set REDIS_SERVER_PATH to one; the Redis tests fail without it, they never skip.',
       ),
     );

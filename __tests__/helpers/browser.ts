@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { BrowserLocking } from '../../lib/stores/browser.js';
 import type { PageStart, TokenKeeperPage } from '../browser/page.js';
 
-/** Debian's Chromium (`.ci/run` installs it), or the one at CHROMIUM_PATH; nothing is downloaded. */
+/** Debian's Chromium (`npm test` installs it), or the one at CHROMIUM_PATH; nothing is downloaded. */
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 /**
@@ -21,7 +21,7 @@ export function requireChromium(): void {
   if (file?.isFile()) return;
   const setBy = process.env.CHROMIUM_PATH ? ' (CHROMIUM_PATH)' : '';
   const error = new Error(
-    `Chromium was not found at ${CHROMIUM}${setBy}. Install it with \`apt-get install chromium\` (\`.ci/run\` does), ` +
+    `Chromium was not found at ${CHROMIUM}${setBy}. Install it with \`apt-get install chromium\` (\`npm test\` does), ` +
       'or set CHROMIUM_PATH to a Chromium executable; the browser tests fail without it, they never skip.',
   );
   // The message says what to do; a stack through jest's module loader would only bury it.
