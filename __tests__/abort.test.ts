@@ -56,8 +56,6 @@ function observe(service: FakeTokenService, request: Promise<unknown>): Promise<
   );
 }
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 10));
-
 function expectCanceled(outcome: Outcome, kind: Kind): void {
   expect(outcome.ok).toBe(false);
   expect(axios.isCancel(outcome.error)).toBe(true);
@@ -67,15 +65,15 @@ function expectCanceled(outcome: Outcome, kind: Kind): void {
 describe('a request aborted while it waits for a login', () => {
   it.each(KINDS)('rejects at once as a cancel (%s) when it started the login, and the others go on', async (kind) => {
     const { service, api, auth } = rig();
-    service.tokenDelayMs = 200;
+    const answer = service.hold('token');
     const { config, cancel } = canceller(kind);
 
     const aborted = observe(service, api.get('/a', config));
     await until(() => service.counters.loginCalls === 1);
     const others = [api.get('/b'), api.get('/c')];
-    await tick();
     cancel();
     const outcome = await aborted;
+    answer();
 
     expectCanceled(outcome, kind);
     expect(outcome.logins).toBe(0);
@@ -90,16 +88,16 @@ describe('a request aborted while it waits for a login', () => {
     'rejects at once as a cancel (%s) when it joined a login under way, and the others go on',
     async (kind) => {
       const { service, api } = rig();
-      service.tokenDelayMs = 200;
+      const answer = service.hold('token');
       const { config, cancel } = canceller(kind);
 
       const first = api.get('/b');
       await until(() => service.counters.loginCalls === 1);
       const aborted = observe(service, api.get('/a', config));
       const later = api.get('/c');
-      await tick();
       cancel();
       const outcome = await aborted;
+      answer();
 
       expectCanceled(outcome, kind);
       expect(outcome.logins).toBe(0);
@@ -126,7 +124,7 @@ describe('a request aborted while it waits for a refresh after a 401', () => {
     });
     await api.get('/prime');
     service.expireAccessTokens();
-    service.tokenDelayMs = 200;
+    const answer = service.hold('token');
     // The first 401 back starts the refresh: '/a' is first, or last, as the case needs.
     service.dataDelayMs = (path) => ((path === '/a') === (role === 'started') ? 0 : 30);
     const { config, cancel } = canceller(kind);
@@ -139,6 +137,7 @@ describe('a request aborted while it waits for a refresh after a 401', () => {
     expect(service.counters.refreshCalls).toBe(1);
     cancel();
     const outcome = await aborted;
+    answer();
 
     expectCanceled(outcome, kind);
     expect(outcome.refreshes).toBe(0);
@@ -156,13 +155,14 @@ describe('a request cancelled before it is sent', () => {
     'rejects at once as a cancel (%s) among requests that need a login, and is never sent',
     async (kind) => {
       const { service, api } = rig();
-      service.tokenDelayMs = 200;
+      const answer = service.hold('token');
       const { config, cancel } = canceller(kind);
       cancel();
 
       const aborted = observe(service, api.get('/a', config));
       const others = [api.get('/b'), api.get('/c')];
       const outcome = await aborted;
+      answer();
 
       expectCanceled(outcome, kind);
       expect(outcome.logins).toBe(0);
@@ -176,13 +176,14 @@ describe('a request cancelled before it is sent', () => {
     const { service, api } = rig();
     await api.get('/prime');
     service.expireAccessTokens();
-    service.tokenDelayMs = 200;
+    const answer = service.hold('token');
     const first = api.get('/b');
     await until(() => service.counters.refreshCalls === 1);
     const { config, cancel } = canceller(kind);
     cancel();
 
     const outcome = await observe(service, api.get('/a', config));
+    answer();
 
     expectCanceled(outcome, kind);
     expect(outcome.refreshes).toBe(0);
@@ -196,16 +197,16 @@ describe('a request cancelled before it is sent', () => {
 describe('every waiter aborted', () => {
   it('lets the shared login complete and store its tokens for the next request', async () => {
     const { service, api, auth } = rig();
-    service.tokenDelayMs = 150;
+    const answer = service.hold('token');
     const controllers = [new AbortController(), new AbortController(), new AbortController()];
 
     const requests = controllers.map((controller, i) =>
       observe(service, api.get(`/orders/${i}`, { signal: controller.signal })),
     );
     await until(() => service.counters.loginCalls === 1);
-    await tick();
     for (const controller of controllers) controller.abort();
     const outcomes = await Promise.all(requests);
+    answer();
 
     for (const outcome of outcomes) expectCanceled(outcome, 'AbortSignal');
     expect(outcomes.map((outcome) => outcome.logins)).toEqual([0, 0, 0]);
@@ -222,7 +223,7 @@ describe('every waiter aborted', () => {
     await api.get('/prime');
     const primed = await auth.getTokens();
     service.expireAccessTokens();
-    service.tokenDelayMs = 150;
+    const answer = service.hold('token');
     service.tokenFaults.push([503, { detail: 'down' }]);
     const controllers = [new AbortController(), new AbortController()];
 
@@ -230,16 +231,15 @@ describe('every waiter aborted', () => {
       observe(service, api.get(`/orders/${i}`, { signal: controller.signal })),
     );
     await until(() => service.counters.refreshCalls === 1);
-    await tick();
     for (const controller of controllers) controller.abort();
     const outcomes = await Promise.all(requests);
+    answer();
 
     for (const outcome of outcomes) expectCanceled(outcome, 'AbortSignal');
     await until(() => auth.stats().failures === 1);
     expect(await auth.getTokens()).toEqual(primed);
     // afterEach checks that the failed renewal, with no one left to hear of it, was not an unhandled rejection.
 
-    service.tokenDelayMs = 0;
     await expect(api.get('/after')).resolves.toMatchObject({ status: 200 });
     expect(service.counters.refreshCalls).toBe(2);
     expect(service.counters.loginCalls).toBe(1);

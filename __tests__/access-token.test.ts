@@ -90,15 +90,16 @@ describe('auth.accessToken()', () => {
   it('a request in flight during logout(): its 401 reaches the caller and logs nobody back in', async () => {
     const { service, api, auth } = rig();
     await api.get('/prime');
-    service.dataDelayMs = 30;
+    const answer = service.hold('data');
 
     const inFlight = api.get('/orders').then(
       () => 'answered',
       (error: unknown) => (isAxiosError(error) ? error.response?.status : error),
     );
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => service.counters.dataCalls === 2);
     service.expireAccessTokens();
     await auth.logout();
+    answer();
 
     expect(await inFlight).toBe(401);
     expect(service.counters.loginCalls).toBe(1);
@@ -108,11 +109,13 @@ describe('auth.accessToken()', () => {
 
   it('respects logout(): a call waiting for a login fails with LOGGED_OUT, and the next one logs in again', async () => {
     const { service, auth } = rig();
-    service.tokenDelayMs = 20;
+    const answer = service.hold('token');
 
     const waiting = auth.accessToken();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    await auth.logout();
+    await until(() => service.counters.loginCalls === 1);
+    const loggingOut = auth.logout();
+    answer();
+    await loggingOut;
 
     const error = await waiting.catch((e: unknown) => e);
     expect(isTokenAuthError(error) && error.code).toBe('LOGGED_OUT');

@@ -2,7 +2,7 @@ import axios from 'axios';
 import type { AxiosError } from 'axios';
 import { isTokenAuthError } from '../lib/index.js';
 import { closeEmulatorsAfterEach, e2e, emulator, E2E_PASSWORD, E2E_USER } from './helpers/emulator.js';
-import { burst, fulfilled, manualClock } from './helpers/flow.js';
+import { burst, fulfilled, manualClock, until } from './helpers/flow.js';
 
 // The plugin's core behaviours, numbered, against the emulator over real HTTP: no nock.
 closeEmulatorsAfterEach();
@@ -135,12 +135,14 @@ describe('end to end on the emulator', () => {
   });
 
   it('9. rejects an aborted waiter at once as CanceledError while the others go on', async () => {
-    const { emulator: service, api } = await e2e({}, { latency: { login: 150 } });
+    // The login is slow enough that the abort, sent as soon as the login call arrives, comes before its answer.
+    const { emulator: service, api } = await e2e({}, { latency: { login: 500 } });
     const controller = new AbortController();
 
     const aborted = api.get(ORDERS, { signal: controller.signal });
     const others = burst(5, () => api.get(ORDERS));
-    setTimeout(() => controller.abort(), 20);
+    await until(() => service.calls.some((call) => call.route === 'login'));
+    controller.abort();
 
     const error = await aborted.catch((e: unknown) => e);
     expect(axios.isCancel(error)).toBe(true);

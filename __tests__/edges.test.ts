@@ -47,13 +47,16 @@ describe('logout() while a renewal runs', () => {
   it('fails the waiting requests with LOGGED_OUT and does not bring the tokens back', async () => {
     const store = new MemoryTokenStore();
     const { emulator: service, api, auth } = await e2e({ store }, { latency: { login: 120 } });
+    // The login answers after the logout; it counts, and what it brought must be dropped.
+    const answered = new Promise((resolve) => auth.on('login', resolve));
 
     const waiting = failureOf(api.get('/orders'), isTokenAuthError);
     await until(() => service.calls.some((call) => call.route === 'login'));
     await auth.logout();
 
     expect((await waiting).code).toBe('LOGGED_OUT');
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await answered;
+    await auth.flush();
     expect(await auth.getTokens()).toBeNull();
     expect(store.get()).toBeNull();
   });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import axios from 'axios';
 import type { AxiosResponse } from 'axios';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
-import { manualClock } from './helpers/flow.js';
+import { manualClock, until } from './helpers/flow.js';
 
 // The emulator's own contract, checked with bare axios over real HTTP (no plugin).
 closeEmulatorsAfterEach();
@@ -162,7 +162,7 @@ describe('the emulator', () => {
     const hung = raw(url)
       .post(LOGIN)
       .catch((error: { code?: string }) => error.code);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => service.counters.tokenCalls === 1);
 
     await service.close();
 

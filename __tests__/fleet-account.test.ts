@@ -63,6 +63,7 @@ describe.each(STORES)(`${COUNT} processes sharing one account through %s`, (_nam
     const pauses = broken.errors.map((error) => Date.parse(/paused until (\S+Z)/.exec(error)?.[1] ?? ''));
     const until = Math.max(...pauses.filter(Number.isFinite));
     expect(until).toBeGreaterThan(Date.now());
+    // The pause is real time in 8 processes' clocks, which the test cannot move: it waits until the time it names.
     await new Promise((resolve) => setTimeout(resolve, until - Date.now() + 50));
     const recovered = sumBursts(await fleet.burst(5));
 
@@ -96,6 +97,7 @@ describe.each(STORES)(`${COUNT} processes sharing one account through %s`, (_nam
     const rounds = [];
     while (Date.now() - started < 4_000) {
       rounds.push(await fleet.burst(4, { path: '/api/lost' }));
+      // Pacing, not waiting for something: the refusals are spread over the 4 s that the back-off is measured on.
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
 

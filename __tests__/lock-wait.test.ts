@@ -5,6 +5,7 @@
 import { UNANSWERED } from '../lib/deadline.js';
 import { acquire, Wakeup } from '../lib/stores/lease.js';
 import type { Attempt } from '../lib/stores/lease.js';
+import { until } from './helpers/flow.js';
 
 const GRANT = { fence: 7 };
 
@@ -73,12 +74,12 @@ it('stops trying once the signal aborts, rejecting with its reason; a grant answ
   const { options, abandoned } = timing({ request: { signal: controller.signal } });
   const waiting = acquire(() => ((tries += 1) === 3 ? last.promise : busy()), options);
 
-  while (tries < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+  await until(() => tries === 3);
   controller.abort(new Error('a newer pair arrived'));
   last.answer({ granted: GRANT });
 
   await expect(waiting).rejects.toThrow('a newer pair arrived');
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await until(() => abandoned.length === 1);
   expect(tries).toBe(3);
   expect(abandoned).toEqual([GRANT]);
 });

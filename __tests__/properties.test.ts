@@ -109,6 +109,7 @@ it('keeps its invariants under random schedules', async () => {
         } else if (s.kind === 'fault') {
           service.inject(s.route, s.fault);
         } else {
+          // A pause the drawn schedule asks for (a step of the scenario): the property holds for any interleaving.
           await new Promise((resolve) => setTimeout(resolve, s.ms));
         }
       }

@@ -128,6 +128,7 @@ describe('the plugin under a shared store', () => {
     const store: TokenStore = {
       get: () => kept.get(),
       set: async (pair) => {
+        // A slow store is the scenario: the first write takes long enough for the second to overtake it.
         await new Promise((resolve) => setTimeout(resolve, delays.shift() ?? 0));
         kept.set(pair);
       },

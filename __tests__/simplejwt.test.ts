@@ -48,6 +48,7 @@ function routes(calls: SimpleJwtCall[], from = 0, route?: SimpleJwtCall['route']
 async function untilExpired(auth: { getTokens(): Promise<{ access: string } | null> }): Promise<void> {
   const { access } = (await auth.getTokens())!;
   const { exp } = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString('utf8')) as { exp: number };
+  // SimpleJWT runs in its own process on its own clock, which the test cannot move: it waits for the real `exp`.
   const wait = exp * 1000 + 50 - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }

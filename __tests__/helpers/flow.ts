@@ -18,8 +18,11 @@ export function manualClock(start = Date.parse('2026-01-01T00:00:00Z')): {
   return { now: () => time, advance: (ms) => void (time += ms) };
 }
 
-/** Waits until `condition` holds (it may be async), checking every few milliseconds; fails after `timeoutMs`. */
-export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 2000): Promise<void> {
+/**
+ * Waits until `condition` holds (it may be async), checking every few milliseconds; fails after `timeoutMs`, which
+ * only a failing test reaches: it is generous, so that a busy machine never fails a test that waits here.
+ */
+export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');

@@ -75,6 +75,8 @@ export class FakeTokenService {
   /** Paths that answer 401 whatever the token. */
   readonly alwaysUnauthorized = new Set<string>();
   private serial = 0;
+  /** What held calls of each kind wait for, once received (see `hold`). */
+  private readonly held: Partial<Record<'token' | 'data', Promise<void>>> = {};
   /** The counters that are not counts of `received`. */
   private readonly served = { logins: 0, refreshes: 0, rejected: 0, unauthorized: 0, faults: 0 };
 
@@ -102,6 +104,21 @@ export class FakeTokenService {
         void service.data(method.toUpperCase(), path, this.req.headers, body, callback);
       } as never);
     }
+  }
+
+  /**
+   * Holds the calls of `kind` (the login and token calls, or data calls) received from now on until the function it
+   * returns is called: they are answered then, as the service is at that moment. A call is in flight for as long as
+   * the test needs, whatever the machine's load, where a delay would only make that likely.
+   */
+  hold(kind: 'token' | 'data'): () => void {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.held[kind] = held;
+    return () => {
+      if (this.held[kind] === held) delete this.held[kind];
+      release();
+    };
   }
 
   /** Ends the life of every access token issued so far, as 45 minutes would. */
@@ -163,6 +180,7 @@ export class FakeTokenService {
       at: Date.now(),
     });
     if (this.tokenDelayMs) await sleep(this.tokenDelayMs);
+    await this.held.token;
     const fault = (route === 'login' ? this.loginFaults : this.tokenFaults).shift();
     if (fault !== undefined) this.served.faults += 1;
     if (fault === 'hang') return;
@@ -238,6 +256,7 @@ export class FakeTokenService {
     });
     const delay = typeof this.dataDelayMs === 'function' ? this.dataDelayMs(path) : this.dataDelayMs;
     if (delay) await sleep(delay);
+    await this.held.data;
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
     if (token === undefined || !this.validAccess.has(token) || this.alwaysUnauthorized.has(path)) {
       if (this.refusalStatus === 401) this.served.unauthorized += 1;
