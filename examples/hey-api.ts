@@ -20,7 +20,7 @@ export function connectOwnInstance(apiURL: string, credentials: Credentials): To
 
 /**
  * Or the client's own instance. Set its `baseURL` before attaching: it starts as the spec's server, and the plugin
- * takes the token service's address (and, today, the origins that receive the token) from it when it attaches.
+ * takes the token service's address from it when it attaches.
  */
 export function connectClientInstance(apiURL: string, credentials: Credentials): TokenAuth {
   client.setConfig({ baseURL: apiURL });
