@@ -83,7 +83,7 @@ it.each(['use.cjs', 'use.mjs'])(
     });
     expect(JSON.parse(output)).toEqual({
       status: 200,
-      stats: { logins: 1, refreshes: 1, replays: 1, failures: 0 },
+      stats: { logins: 1, refreshes: 1, replays: 1, failures: 0, waiting: 0, budget: { login: 9, refresh: 29 } },
       guard: 'function',
     });
   },

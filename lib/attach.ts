@@ -44,7 +44,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     );
   }
   const resolved = resolveOptions(instance, options);
-  const reports = new Reports();
+  const reports: Reports = new Reports(() => renewals.account.budgetLeft());
   const secrets = new SecretList();
   const origins = new OriginPolicy(resolved.origins);
   const client = new TokenClient(resolved, (operation) => renewals.account.spend(operation));

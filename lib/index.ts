@@ -10,7 +10,7 @@ export { TokenAuthError, isTokenAuthError } from './errors.js';
 export type { TokenAuthErrorCode } from './errors.js';
 export { MemoryTokenStore } from './stores/memory.js';
 export { DEFAULTS } from './options.js';
-export type { RenewalReason, TokenAuth, TokenAuthEvents, TokenAuthStats } from './handle.js';
+export type { RenewalReason, TokenAuth, TokenAuthEvents, TokenAuthStats, TokenCallReport } from './handle.js';
 export type {
   AccountRecord,
   LoginPause,
