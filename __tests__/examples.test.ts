@@ -109,6 +109,20 @@ describe('events.ts', () => {
   });
 });
 
+it('opentelemetry.ts prints a span per call and the metrics, with the account attribute and no secret', async () => {
+  const service = await emulator(demoUser);
+  const output = await runExample('opentelemetry.ts', account(service));
+  expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
+  expect(output.match(/name: 'axios-token-keeper (login|token)'/g)).toEqual([
+    "name: 'axios-token-keeper login'",
+    "name: 'axios-token-keeper token'",
+  ]);
+  expect(output).toContain("'token_keeper.account': 'orders'");
+  for (const metric of ['token_calls', 'renewal.duration', 'requests.waited', 'requests.waiting', 'budget.remaining'])
+    expect(output).toContain(`name: 'token_keeper.${metric}'`);
+  expect(output).not.toContain('demo-password');
+});
+
 describe('custom-service.ts', () => {
   let legacy: Server;
   afterEach(async () => {
