@@ -27,7 +27,10 @@ export interface TokenCallReport {
    * refused it, or the credentials could not be had).
    */
   attempts: number;
-  /** HTTP status of the token service's last answer, or undefined when none came. */
+  /**
+   * HTTP status of the answer that ended the call (200 for one that succeeded, or whose body held no token), or
+   * undefined when the call ended without one: a timeout, a network error, a call or retry the budget refused.
+   */
   status: number | undefined;
   /**
    * How many callers waited for the renewal this call was part of, by the time the call ended: requests,
@@ -57,7 +60,7 @@ export interface TokenAuthEvents {
     /** The request's URL as configured, with any token in it masked. */
     url: string;
   };
-  /** A login, token call or store operation failed; a failed login or token call says what {@link TokenCallReport} says. */
+  /** A login, token call or store operation failed; a failed call also says what a {@link TokenCallReport} says. */
   failure:
     | (TokenCallReport & {
         /** What failed. */

@@ -64,9 +64,9 @@ const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s,;)"']*/gi;
  * included, of kind CLIENT, recorded when the call ends with the time it started. Their attributes:
  * `token_keeper.operation` (`login` or `refresh`), `token_keeper.outcome` (`success` or `failure`),
  * `token_keeper.reason` (the `RenewalReason`), `token_keeper.attempts`, `token_keeper.waiting` (the callers that
- * waited for the renewal), `http.response.status_code` when an answer came, `token_keeper.rotated` on a token call
- * that succeeded, and on a failure `error.type` (the `TokenAuthErrorCode`) with the status ERROR and the error's
- * message without its URLs. No span carries a secret, a URL or a query.
+ * waited for the renewal), `http.response.status_code` when an answer ended the call, `token_keeper.rotated` on a
+ * token call that succeeded, and on a failure `error.type` (the `TokenAuthErrorCode`) with the status ERROR and the
+ * error's message without its URLs. No span carries a secret, a URL or a query.
  *
  * Metrics: `token_keeper.token_calls` (counter, by operation and outcome), `token_keeper.renewal.duration`
  * (histogram, seconds, by operation and outcome), `token_keeper.requests.waited` (histogram of the callers that

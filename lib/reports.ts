@@ -38,7 +38,7 @@ export class Reports {
     this.emitter.emit('refresh', { ...call, rotated });
   }
 
-  /** A caller starts waiting for a renewal; the function returned says it stopped (the renewal ended, or it gave up). */
+  /** A caller starts waiting for a renewal; the function returned says it stopped (the renewal ended, or it quit). */
   waiter(): () => void {
     this.counts.waiting += 1;
     let waiting = true;

@@ -21,7 +21,7 @@ type OperationConfig = InternalAxiosRequestConfig & { [OPERATION]?: TokenOperati
 
 /**
  * What a login or token call came to, filled in as it goes: the attempts that left (retries included; none when the
- * budget refused the first), and the HTTP status of the last answer, when one came.
+ * budget refused the first), and the HTTP status of the answer that ended it, if one did.
  */
 export interface CallOutcome {
   attempts: number;
