@@ -13,6 +13,7 @@ module.exports = {
     '^axios-token-keeper/redis-store$': '<rootDir>/lib/stores/redis.ts',
     '^axios-token-keeper/browser-store$': '<rootDir>/lib/stores/browser.ts',
     '^axios-token-keeper/presets$': '<rootDir>/lib/presets.ts',
+    '^axios-token-keeper/otel$': '<rootDir>/lib/otel.ts',
   },
   testTimeout: 20000,
   // Records every error, event payload and console line of each test file and fails the file if a test secret is in one.

@@ -30,8 +30,10 @@ describe('tokenBudget', () => {
   });
 
   it('counts retries: a service answering 503 gets no more calls than the budget', async () => {
-    const { emulator: service, api } = await e2e({ tokenBudget: { logins: 2 }, tokenRetries: 5 });
+    const { emulator: service, api, auth } = await e2e({ tokenBudget: { logins: 2 }, tokenRetries: 5 });
     service.inject('login', { status: 503 }, 10);
+    const failures: Array<TokenAuthEvents['failure']> = [];
+    auth.on('failure', (event) => failures.push(event));
 
     const results = await burst(20, () => api.get('/orders'));
 
@@ -39,6 +41,20 @@ describe('tokenBudget', () => {
       Array(20).fill('TOKEN_BUDGET_EXCEEDED'),
     );
     expect(service.counters.tokenCalls).toBe(2);
+    // The login's two attempts left and were answered 503; the third, refused before leaving, ended the call unanswered.
+    expect(failures).toEqual([
+      {
+        operation: 'login',
+        code: 'TOKEN_BUDGET_EXCEEDED',
+        error: expect.any(Error) as Error,
+        reason: 'no-token',
+        durationMs: expect.any(Number) as number,
+        attempts: 2,
+        status: undefined,
+        waiting: 20,
+      },
+    ]);
+    expect(auth.stats()).toMatchObject({ failures: 1, waiting: 0, budget: { login: 0, refresh: 30 } });
   });
 
   it('fails every waiter of a renewal past the refresh cap, and allows calls again as the window rolls on', async () => {
@@ -94,10 +110,12 @@ describe('tokenBudget', () => {
     expect(auth.stats().failures).toBe(0);
   });
 
-  it('can be turned off', async () => {
+  it('can be turned off, and stats() then shows no budget', async () => {
     const { emulator: service, auth } = await e2e({ tokenBudget: false });
     for (let i = 0; i < 15; i += 1) await auth.login();
     expect(service.counters.logins).toBe(15);
+    expect(auth.stats()).toMatchObject({ logins: 15, budget: undefined });
+    expect('budget' in auth.stats()).toBe(true);
   });
 });
 

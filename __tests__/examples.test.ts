@@ -64,7 +64,7 @@ it('quick-start.ts runs against a running emulator', async () => {
   const service = await emulator(demoUser);
   const output = await runExample('quick-start.ts', account(service));
   expect(output).toContain("path: '/allocation/api/v1/tracking/order-list'");
-  expect(output).toMatch(/logins: 1, refreshes: 0/);
+  expect(output).toMatch(/logins: 1,\s+refreshes: 0,/);
   expect(service.counters.logins).toBe(1);
 });
 
@@ -112,6 +112,20 @@ describe('events.ts', () => {
   });
 });
 
+it('opentelemetry.ts prints a span per call and the metrics, with the account attribute and no secret', async () => {
+  const service = await emulator(demoUser);
+  const output = await runExample('opentelemetry.ts', account(service));
+  expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
+  expect(output.match(/name: 'axios-token-keeper (login|token)'/g)).toEqual([
+    "name: 'axios-token-keeper login'",
+    "name: 'axios-token-keeper token'",
+  ]);
+  expect(output).toContain("'token_keeper.account': 'orders'");
+  for (const metric of ['token_calls', 'renewal.duration', 'requests.waited', 'requests.waiting', 'budget.remaining'])
+    expect(output).toContain(`name: 'token_keeper.${metric}'`);
+  expect(output).not.toContain('demo-password');
+});
+
 describe('custom-service.ts', () => {
   let legacy: Server;
   afterEach(async () => {
@@ -140,7 +154,7 @@ describe('custom-service.ts', () => {
     });
 
     expect(output).toContain('GET /reports/daily: 200');
-    expect(output).toMatch(/logins: 1, refreshes: 1, replays: 1, failures: 0/);
+    expect(output).toMatch(/logins: 1,\s+refreshes: 1,\s+replays: 1,\s+failures: 0,/);
     expect(calls).toEqual(['POST /session', 'GET /reports/daily', 'POST /session/renew', 'GET /reports/daily']);
   });
 });
@@ -161,7 +175,14 @@ describe('express-backend.ts', () => {
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
     // Requests refused before the renewal started are replayed; those arriving later wait for it instead.
     const health = (await backend.get('/health/tokens')).data as { replays: number };
-    expect(health).toEqual({ logins: 1, refreshes: 1, replays: service.counters.unauthorized, failures: 0 });
+    expect(health).toEqual({
+      logins: 1,
+      refreshes: 1,
+      replays: service.counters.unauthorized,
+      failures: 0,
+      waiting: 0,
+      budget: { login: 9, refresh: 29 },
+    });
     expect(health.replays).toBeGreaterThanOrEqual(1);
 
     // The account is refused from now on: the refresh token is dead and the login answers 401.

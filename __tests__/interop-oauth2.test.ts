@@ -125,7 +125,7 @@ describe('oidc-provider 9 (a real OpenID Provider)', () => {
       ]);
       expect(resource.counts.accepted - accepted).toBe(8);
       expect(subjects(results)).toEqual(Array(8).fill('svc'));
-      expect(auth.stats()).toEqual({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
+      expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
     });
 
     it('expiry (expires_in passed on the plugin clock): ten concurrent requests make one more call, none is refused', async () => {
@@ -149,7 +149,7 @@ describe('oidc-provider 9 (a real OpenID Provider)', () => {
       const carried = new Set(resource.seen.slice(seenFrom).map((entry) => entry.token));
       expect(carried).toEqual(new Set([(await auth.getTokens())!.access]));
       expect(carried.has(first)).toBe(false);
-      expect(auth.stats()).toEqual({ logins: 2, refreshes: 0, replays: 0, failures: 0 });
+      expect(auth.stats()).toMatchObject({ logins: 2, refreshes: 0, replays: 0, failures: 0 });
     });
 
     it('the provider revokes the token: ten requests are refused once, one call, ten replays accepted', async () => {
@@ -173,7 +173,7 @@ describe('oidc-provider 9 (a real OpenID Provider)', () => {
         (result) => result.status === 'fulfilled' && (result.value.data as { body: string }).body,
       );
       expect(bodies.sort()).toEqual(Array.from({ length: 10 }, (_, index) => JSON.stringify({ index })).sort());
-      expect(auth.stats()).toEqual({ logins: 2, refreshes: 0, replays: 10, failures: 0 });
+      expect(auth.stats()).toMatchObject({ logins: 2, refreshes: 0, replays: 10, failures: 0 });
     });
 
     it('a wrong client secret holding `:`, a space and `+`: LOGIN_REJECTED (401 invalid_client) after one call, and the secret in no spelling in any error or event', async () => {
@@ -259,7 +259,7 @@ describe('oidc-provider 9 (a real OpenID Provider)', () => {
         })),
       );
       expect(new Set(expected).size).toBe(4);
-      expect(auth.stats()).toEqual({ logins: 0, refreshes: 3, replays: 0, failures: 0 });
+      expect(auth.stats()).toMatchObject({ logins: 0, refreshes: 3, replays: 0, failures: 0 });
       expect(recorded.filter((entry) => entry.event === 'refresh').map((entry) => entry.payload)).toEqual(
         Array(3).fill(expect.objectContaining({ reason: 'expired', rotated: true })),
       );
@@ -350,7 +350,7 @@ describe('@node-oauth/oauth2-server 5 (password grant, rotating refresh tokens)'
     ]);
     expect(server.api.accepted - accepted).toBe(8);
     expect(subjects(results)).toEqual(Array(8).fill('ada'));
-    expect(auth.stats()).toEqual({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
+    expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 0, replays: 0, failures: 0 });
   });
 
   it('expiry the plugin knows of (expires_in passed): ten requests, one refresh_token call, none refused', async () => {
@@ -369,7 +369,7 @@ describe('@node-oauth/oauth2-server 5 (password grant, rotating refresh tokens)'
     ]);
     expect(server.api.accepted - accepted).toBe(10);
     expect(server.api.refused - refused).toBe(0);
-    expect(auth.stats()).toEqual({ logins: 1, refreshes: 1, replays: 0, failures: 0 });
+    expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 1, replays: 0, failures: 0 });
   });
 
   it('expiry the server enforces (its tokens aged): ten requests refused once, one refresh_token call, ten replays', async () => {
@@ -385,7 +385,7 @@ describe('@node-oauth/oauth2-server 5 (password grant, rotating refresh tokens)'
     expect(grants(since(server.tokenCalls, from))).toEqual(['refresh_token 200']);
     expect(server.api.refused - refused).toBe(10);
     expect(server.api.accepted - accepted).toBe(10);
-    expect(auth.stats()).toEqual({ logins: 1, refreshes: 1, replays: 10, failures: 0 });
+    expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 1, replays: 10, failures: 0 });
   });
 
   it('rotation: four renewals each send the refresh token the previous answer issued, once; the server revoked each', async () => {
@@ -405,7 +405,7 @@ describe('@node-oauth/oauth2-server 5 (password grant, rotating refresh tokens)'
     expect(grants(calls)).toEqual(Array(4).fill('refresh_token 200'));
     expect(new Set(held).size).toBe(5);
     expect(held.map((token) => server.holdsRefreshToken(token))).toEqual([false, false, false, false, true]);
-    expect(auth.stats()).toEqual({ logins: 1, refreshes: 4, replays: 12, failures: 0 });
+    expect(auth.stats()).toMatchObject({ logins: 1, refreshes: 4, replays: 12, failures: 0 });
   });
 
   it('revoked refresh tokens: one refused refresh_token call, then one password login, and the requests succeed', async () => {
@@ -423,7 +423,7 @@ describe('@node-oauth/oauth2-server 5 (password grant, rotating refresh tokens)'
       expect.objectContaining({ grantType: 'refresh_token', status: 400, error: 'invalid_grant' }),
       { grantType: 'password', refreshToken: null, clientId: 'web-app', status: 200, error: null },
     ]);
-    expect(auth.stats()).toEqual({ logins: 2, refreshes: 0, replays: 4, failures: 1 });
+    expect(auth.stats()).toMatchObject({ logins: 2, refreshes: 0, replays: 4, failures: 1 });
     const told = recorded.filter((entry) => entry.event === 'failure' || entry.event === 'login');
     expect(told.map((entry) => entry.event)).toEqual(['login', 'failure', 'login']);
     expect(told.map((entry) => entry.payload)).toEqual([

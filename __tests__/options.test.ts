@@ -139,7 +139,15 @@ describe('the handle', () => {
     expect(await auth.getTokens()).toBeNull();
     await api.get('/orders');
     expect(service.counters.loginCalls).toBe(2);
-    expect(auth.stats()).toEqual({ logins: 2, refreshes: 1, replays: 0, failures: 0 });
+    // The default budget: 10 login calls and 30 token calls an hour, of which 2 and 1 were spent.
+    expect(auth.stats()).toEqual({
+      logins: 2,
+      refreshes: 1,
+      replays: 0,
+      failures: 0,
+      waiting: 0,
+      budget: { login: 8, refresh: 29 },
+    });
   });
 
   it('emits login, refresh, replay and logout events, and on() returns an unsubscribe function', async () => {
@@ -158,9 +166,12 @@ describe('the handle', () => {
 
     expect(seen).toEqual([
       // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- jest types its asymmetric matchers as any
-      ['login', { reason: 'no-token', durationMs: expect.any(Number) }],
-      // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- jest types its asymmetric matchers as any
-      ['refresh', { reason: 'rejected', rotated: true, durationMs: expect.any(Number) }],
+      ['login', { reason: 'no-token', durationMs: expect.any(Number), attempts: 1, status: 200, waiting: 1 }],
+      [
+        'refresh',
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- jest types its asymmetric matchers as any
+        { reason: 'rejected', rotated: true, durationMs: expect.any(Number), attempts: 1, status: 200, waiting: 1 },
+      ],
       ['replay', { method: 'GET', url: '/orders' }],
       ['logout', {}],
     ]);
@@ -173,7 +184,7 @@ describe('the handle', () => {
     const results = await burst(5, () => api.get('/orders'));
 
     expect(fulfilled(results)).toBe(0);
-    expect(auth.stats()).toEqual({ logins: 0, refreshes: 0, replays: 0, failures: 1 });
+    expect(auth.stats()).toMatchObject({ logins: 0, refreshes: 0, replays: 0, failures: 1 });
   });
 });
 

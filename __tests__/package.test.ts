@@ -83,7 +83,7 @@ it.each(['use.cjs', 'use.mjs'])(
     });
     expect(JSON.parse(output)).toEqual({
       status: 200,
-      stats: { logins: 1, refreshes: 1, replays: 1, failures: 0 },
+      stats: { logins: 1, refreshes: 1, replays: 1, failures: 0, waiting: 0, budget: { login: 9, refresh: 29 } },
       guard: 'function',
     });
   },
@@ -136,8 +136,19 @@ it('serves the stores on their own subpaths, from CommonJS and ESM', async () =>
   expect(await node('stores.mjs')).toEqual({ file: 'function', redis: 'function', browser: 'function' });
 });
 
+it('serves OpenTelemetry on its own subpath, from CommonJS and ESM', async () => {
+  const node = (script: string) =>
+    new Promise<unknown>((done, reject) => {
+      execFile('node', [script], { cwd: project }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : done(JSON.parse(stdout)),
+      );
+    });
+  expect(await node('otel.cjs')).toEqual({ spans: ['axios-token-keeper login'] });
+  expect(await node('otel.mjs')).toEqual({ stop: 'function' });
+});
+
 it.each(['esm', 'cjs'])(
-  'keeps Node built-ins and ioredis out of everything the main %s entry loads, so browser bundles stay clean',
+  'keeps Node built-ins, ioredis and OpenTelemetry out of everything the main %s entry loads, so browser bundles stay clean',
   (format) => {
     const dist = join(project, 'node_modules', 'axios-token-keeper', 'dist', format);
     const loaded = new Set<string>();
@@ -157,11 +168,21 @@ it.each(['esm', 'cjs'])(
     expect(loaded.size).toBeGreaterThan(5);
     expect(
       [...loaded].filter(
-        (file) => file.includes('stores/file') || file.includes('stores/redis') || file.includes('emulator'),
+        (file) =>
+          file.includes('stores/file') ||
+          file.includes('stores/redis') ||
+          file.includes('emulator') ||
+          file.endsWith('otel.js'),
       ),
     ).toEqual([]);
     expect(
-      [...external].filter((name) => name.startsWith('node:') || builtinModules.includes(name) || name === 'ioredis'),
+      [...external].filter(
+        (name) =>
+          name.startsWith('node:') ||
+          builtinModules.includes(name) ||
+          name === 'ioredis' ||
+          name.startsWith('@opentelemetry/'),
+      ),
     ).toEqual([]);
   },
 );

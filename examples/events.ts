@@ -24,7 +24,7 @@ async function report(): Promise<void> {
       console.error('Fix the credentials, then call auth.login().');
     else throw error;
   }
-  console.info(auth.stats()); // { logins, refreshes, replays, failures }
+  console.info(auth.stats()); // { logins, refreshes, replays, failures, waiting, budget }
 }
 
 report().catch((error: unknown) => {

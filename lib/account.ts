@@ -122,6 +122,11 @@ export class Account {
     this.budget?.take(operation);
   }
 
+  /** The calls the budget still allows now, per operation; undefined without a budget. */
+  budgetLeft(): Record<TokenOperation, number> | undefined {
+    return this.budget?.left();
+  }
+
   /** The token call refused `refreshToken`: no holder sends it again. */
   refreshRefused(refreshToken: string): void {
     const print = fingerprint(refreshToken);

@@ -44,7 +44,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     );
   }
   const resolved = resolveOptions(instance, options);
-  const reports = new Reports();
+  const reports: Reports = new Reports(() => renewals.account.budgetLeft());
   const secrets = new SecretList();
   // `instance.defaults` itself may be replaced after attach (hey-api's setConfig does): read it as each request goes.
   const origins = new OriginPolicy(

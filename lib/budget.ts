@@ -38,6 +38,15 @@ export class TokenBudget {
     times.push(now);
   }
 
+  /** The calls of each operation still allowed in the window now. */
+  left(): Record<TokenOperation, number> {
+    const { login, refresh } = this.state;
+    return {
+      login: Math.max(0, this.limits.logins - login.length),
+      refresh: Math.max(0, this.limits.refreshes - refresh.length),
+    };
+  }
+
   get state(): SpentCalls {
     const since = this.clock() - this.limits.windowMs;
     return {

@@ -1,7 +1,7 @@
 // The public contract of what `attachTokenAuth` returns: the handle, its events and its stats.
 import type { TokenAuthError, TokenAuthErrorCode } from './errors.js';
 import type { Credentials, ParsedTokens } from './types.js';
-import type { TokenPair } from './store-contract.js';
+import type { TokenOperation, TokenPair } from './store-contract.js';
 
 /** Why a login or refresh ran. */
 export type RenewalReason =
@@ -16,23 +16,37 @@ export type RenewalReason =
   /** Called through `auth.login()` or `auth.refresh()`. */
   | 'manual';
 
+/** What the `login`, `refresh` and `failure` events say of one login or token call. */
+export interface TokenCallReport {
+  /** Why it ran. */
+  reason: RenewalReason;
+  /** How long the call took, retries included, by the `clock` option. */
+  durationMs: number;
+  /**
+   * How many times the call left for the token service: 1, more after retries, 0 when it never left (the budget
+   * refused it, or the credentials could not be had).
+   */
+  attempts: number;
+  /**
+   * HTTP status of the answer that ended the call (200 for one that succeeded, or whose body held no token), or
+   * undefined when the call ended without one: a timeout, a network error, a call or retry the budget refused.
+   */
+  status: number | undefined;
+  /**
+   * How many callers waited for the renewal this call was part of, by the time the call ended: requests,
+   * `accessToken()`, `login()` and `refresh()` calls. A renewal that logs in after a refused refresh makes two calls.
+   */
+  waiting: number;
+}
+
 /** Events of {@link TokenAuth.on}. No payload carries a secret. */
 export interface TokenAuthEvents {
   /** A login succeeded. */
-  login: {
-    /** Why it ran. */
-    reason: RenewalReason;
-    /** How long the call took, retries included. */
-    durationMs: number;
-  };
+  login: TokenCallReport;
   /** A token call succeeded; `rotated` when it brought a new refresh token. */
-  refresh: {
-    /** Why it ran. */
-    reason: RenewalReason;
+  refresh: TokenCallReport & {
     /** The answer carried a new refresh token, which replaced the stored one. */
     rotated: boolean;
-    /** How long the call took, retries included. */
-    durationMs: number;
   };
   /** Tokens another holder of the store wrote (or that were there at start) were picked up, with no call. */
   load: {
@@ -46,15 +60,24 @@ export interface TokenAuthEvents {
     /** The request's URL as configured, with any token in it masked. */
     url: string;
   };
-  /** A login, token call or store operation failed. */
-  failure: {
-    /** What failed. */
-    operation: 'login' | 'refresh' | 'store';
-    /** The error's code, for a `switch`. */
-    code: TokenAuthErrorCode;
-    /** The error the waiting requests got (or, for the store, the one reported only here). */
-    error: TokenAuthError;
-  };
+  /** A login, token call or store operation failed; a failed call also says what a {@link TokenCallReport} says. */
+  failure:
+    | (TokenCallReport & {
+        /** What failed. */
+        operation: TokenOperation;
+        /** The error's code, for a `switch`. */
+        code: TokenAuthErrorCode;
+        /** The error the waiting requests got. */
+        error: TokenAuthError;
+      })
+    | {
+        /** What failed. */
+        operation: 'store';
+        /** The error's code, for a `switch`. */
+        code: TokenAuthErrorCode;
+        /** The error, reported only here: the plugin goes on with the tokens it holds. */
+        error: TokenAuthError;
+      };
   /** `auth.logout()` dropped the tokens. */
   logout: Record<string, never>;
   /**
@@ -78,7 +101,7 @@ export interface TokenAuthEvents {
  */
 export type TokenAuthWarningCode = 'ORIGIN_NOT_IN_ORIGINS';
 
-/** Counters since attach. */
+/** Counters since attach, and two readings of now: the callers waiting for a renewal and the budget left. */
 export interface TokenAuthStats {
   /** Successful logins. */
   logins: number;
@@ -88,6 +111,13 @@ export interface TokenAuthStats {
   replays: number;
   /** Failed logins, token calls and store operations (one per shared attempt, retries included). */
   failures: number;
+  /** Callers waiting for a renewal now: requests, `accessToken()`, `login()` and `refresh()` calls. */
+  waiting: number;
+  /**
+   * Login and token calls `tokenBudget` still allows in its window now, or undefined with `tokenBudget: false`. With
+   * a store that keeps the account's record, the calls spent are the account's as this holder last read them.
+   */
+  budget: Record<TokenOperation, number> | undefined;
 }
 
 /** What {@link attachTokenAuth} returns. */
@@ -134,6 +164,6 @@ export interface TokenAuth {
   flush(): Promise<void>;
   /** Listens to an event; returns the function that stops listening. */
   on<E extends keyof TokenAuthEvents>(event: E, listener: (payload: TokenAuthEvents[E]) => void): () => void;
-  /** Counters since attach: a copy, for metrics and health checks. */
+  /** Counters since attach, the callers waiting and the budget left: a copy, for metrics and health checks. */
   stats(): TokenAuthStats;
 }

@@ -10,7 +10,14 @@ export { TokenAuthError, isTokenAuthError } from './errors.js';
 export type { TokenAuthErrorCode } from './errors.js';
 export { MemoryTokenStore } from './stores/memory.js';
 export { DEFAULTS } from './options.js';
-export type { RenewalReason, TokenAuth, TokenAuthEvents, TokenAuthStats, TokenAuthWarningCode } from './handle.js';
+export type {
+  RenewalReason,
+  TokenAuth,
+  TokenAuthEvents,
+  TokenAuthStats,
+  TokenAuthWarningCode,
+  TokenCallReport,
+} from './handle.js';
 export type {
   AccountRecord,
   LoginPause,

@@ -11,8 +11,8 @@ import type { SecretList } from './redact.js';
 import type { Reports } from './reports.js';
 import { StoreLink, StoreTurn } from './store-link.js';
 import { MemoryTokenStore } from './stores/memory.js';
-import type { TokenClient } from './token-client.js';
-import type { RenewalReason } from './handle.js';
+import type { CallOutcome, TokenClient } from './token-client.js';
+import type { RenewalReason, TokenCallReport } from './handle.js';
 import type { Credentials, ParsedTokens } from './types.js';
 import type { TokenPair } from './store-contract.js';
 
@@ -25,7 +25,8 @@ import type { TokenPair } from './store-contract.js';
  * | ---------- | ---------------------------------------------- | ----------------------------------------------- |
  * | idle       | a request needs a pair; a refusal; the user's  | renewing (reason `no-token`, `expired`,         |
  * |            | `login()` or `refresh()`                       | `rejected` or `manual`)                         |
- * | renewing   | a request needs a pair; a refusal              | renewing: it waits for the same renewal         |
+ * | renewing   | a request needs a pair; a refusal              | renewing: it waits for the same renewal (one    |
+ * |            |                                                | more of its `waiters`)                          |
  * | renewing   | the renewal brings a pair (its own, or one     | idle, the pair in use (generation + 1)          |
  * |            | another holder stored)                         |                                                 |
  * | renewing   | the renewal fails                              | failed (`failedRenewals` + 1, the error kept)   |
@@ -42,20 +43,32 @@ import type { TokenPair } from './store-contract.js';
  */
 export type RenewalState =
   | { readonly name: 'idle' }
-  | { readonly name: 'renewing'; readonly reason: RenewalReason; readonly renewal: Promise<PairInUse> }
+  | {
+      readonly name: 'renewing';
+      readonly reason: RenewalReason;
+      readonly renewal: Promise<PairInUse>;
+      /** The callers that waited for it so far, which its calls report. */
+      readonly waiters: Waiters;
+    }
   | { readonly name: 'failed'; readonly error: unknown };
+
+/** How many callers waited for one renewal: requests, `accessToken()`, `login()` and `refresh()` calls. */
+interface Waiters {
+  count: number;
+}
 
 /** `auto` follows the client rule; `login` and `refresh` are the user's explicit calls. */
 type Mode = 'auto' | 'login' | 'refresh';
 
 /**
- * What one renewal runs under: the logout epoch it started in, its turn at the store (under the lock, if any), and
- * the credentials `auth.login()` was given for it alone.
+ * What one renewal runs under: the logout epoch it started in, its turn at the store (under the lock, if any), the
+ * credentials `auth.login()` was given for it alone, and its waiters.
  */
 interface Scope {
   readonly epoch: number;
   readonly turn: StoreTurn;
   readonly credentials?: Credentials | undefined;
+  readonly waiters: Waiters;
 }
 
 const ignore = (): void => {};
@@ -99,7 +112,7 @@ export class Renewals {
       options.storeTimeoutMs,
       this.account,
       secrets,
-      (e) => reports.failure('store', e),
+      (e) => reports.storeFailure(e),
     );
   }
 
@@ -168,13 +181,22 @@ export class Renewals {
    * be expired. A request aborted meanwhile stops waiting; the renewal goes on for the others.
    */
   async grant(config?: InternalAxiosRequestConfig): Promise<PairInUse> {
-    const waitFor = <T>(promise: Promise<T>): Promise<T> => (config ? abortable(promise, config) : promise);
     if (config) throwIfCanceled(config);
-    if (this.renewal) await waitFor(this.renewal);
+    if (this.renewal) await this.wait(this.renewal, config);
     if (!this.link.loaded) await this.link.load();
     const inUse = this.account.current;
     if (inUse && !this.account.expired(inUse)) return inUse;
-    return waitFor(this.renew(inUse ? 'expired' : 'no-token'));
+    return this.wait(this.renew(inUse ? 'expired' : 'no-token'), config);
+  }
+
+  /**
+   * Waits for `renewal` (the one under way, which `renew()` or `renewal` gave) as one of its waiters, counted in
+   * `stats().waiting` until it ends or `config`'s request is aborted.
+   */
+  wait(renewal: Promise<PairInUse>, config?: InternalAxiosRequestConfig): Promise<PairInUse> {
+    if (this.state.name === 'renewing' && this.state.renewal === renewal) this.state.waiters.count += 1;
+    const stopped = this.reports.waiter();
+    return (config ? abortable(renewal, config) : renewal).finally(stopped);
   }
 
   /** A valid access token for use outside axios, by the same rule and single flight as a request. */
@@ -201,7 +223,7 @@ export class Renewals {
   async login(credentials?: Credentials): Promise<void> {
     await this.idle();
     if (credentials) this.account.refusals.forget();
-    await this.renew('manual', 'login', credentials);
+    await this.wait(this.renew('manual', 'login', credentials));
     await this.link.settled();
   }
 
@@ -217,7 +239,7 @@ export class Renewals {
         expiresAt === undefined
           ? this.pairFrom(tokens, undefined)
           : { ...this.pairFrom({ access: tokens.access }, tokens.refresh), expiresAt };
-      await this.withAccount(turn, () => this.keep(pair, { epoch: this.epochCount, turn }));
+      await this.withAccount(turn, () => this.keep(pair, { epoch: this.epochCount, turn, waiters: { count: 0 } }));
     } finally {
       await turn.end();
     }
@@ -225,7 +247,7 @@ export class Renewals {
 
   async refresh(): Promise<void> {
     await this.idle();
-    await this.renew('manual', 'refresh');
+    await this.wait(this.renew('manual', 'refresh'));
     await this.link.settled();
   }
 
@@ -262,8 +284,13 @@ export class Renewals {
   /** Starts a renewal for `reason`, or joins the one under way. */
   renew(reason: RenewalReason, mode: Mode = 'auto', credentials?: Credentials): Promise<PairInUse> {
     if (this.state.name === 'renewing') return this.state.renewal;
-    const renewal = this.run(reason, mode, this.account.current?.pair, this.epochCount, credentials);
-    this.state = { name: 'renewing', reason, renewal };
+    const waiters: Waiters = { count: 0 };
+    const renewal = this.run(reason, mode, this.account.current?.pair, {
+      epoch: this.epochCount,
+      credentials,
+      waiters,
+    });
+    this.state = { name: 'renewing', reason, renewal, waiters };
     // Waiters may all have been aborted: the shared promise must not become an unhandled rejection.
     renewal.then(
       () => this.settle(renewal, { name: 'idle' }),
@@ -290,13 +317,12 @@ export class Renewals {
     reason: RenewalReason,
     mode: Mode,
     refused: TokenPair | undefined,
-    epoch: number,
-    credentials: Credentials | undefined,
+    start: Omit<Scope, 'turn'>,
   ): Promise<PairInUse> {
     const turn = mode === 'auto' ? await this.link.turnForRenewal(refused) : await this.link.turn();
     // Another holder's pair arrived while this one waited for the lock.
-    if (!(turn instanceof StoreTurn)) return this.takeStored(turn.pair, epoch);
-    const scope: Scope = { epoch, turn, credentials };
+    if (!(turn instanceof StoreTurn)) return this.takeStored(turn.pair, start.epoch);
+    const scope: Scope = { ...start, turn };
     try {
       return await this.withAccount(turn, () => this.renewIn(reason, mode, refused, scope));
     } finally {
@@ -364,40 +390,49 @@ export class Renewals {
   private async loginWith(reason: RenewalReason, mode: Mode, scope: Scope): Promise<PairInUse> {
     const paused = mode === 'login' ? undefined : this.account.cooldown.pending();
     if (paused) throw paused;
+    const outcome: CallOutcome = { attempts: 0, status: undefined };
     let credentials: Credentials;
+    const asked = this.options.clock();
     try {
       credentials = await credentialsFor(this.options.credentials, scope.credentials, {
         basic: this.options.loginRequest === undefined,
         redact: (error) => this.secrets.copy(error),
       });
     } catch (error) {
-      throw this.reports.failure('login', error);
+      throw this.reports.failure('login', error, this.callReport(reason, outcome, asked, scope));
     }
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
-      parsed = await this.client.login(credentials);
+      parsed = await this.client.login(credentials, outcome);
     } catch (error) {
       if (error instanceof TokenAuthError) this.account.cooldown.rejected(error);
-      throw this.reports.failure('login', error);
+      throw this.reports.failure('login', error, this.callReport(reason, outcome, started, scope));
     }
     this.account.cooldown.succeeded();
     // A login that succeeded counts, even if a logout since drops what it brought.
-    this.reports.login(reason, this.options.clock() - started);
+    this.reports.login(this.callReport(reason, outcome, started, scope));
     return this.keep(this.pairFrom(parsed, undefined), scope);
   }
 
   private async refreshWith(refreshToken: string | undefined, reason: RenewalReason, scope: Scope): Promise<PairInUse> {
+    const outcome: CallOutcome = { attempts: 0, status: undefined };
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
-      parsed = await this.client.refresh(refreshToken);
+      parsed = await this.client.refresh(refreshToken, outcome);
     } catch (error) {
-      throw this.reports.failure('refresh', error);
+      throw this.reports.failure('refresh', error, this.callReport(reason, outcome, started, scope));
     }
     const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken && refreshToken !== undefined;
-    this.reports.refresh(reason, rotated, this.options.clock() - started);
+    this.reports.refresh(this.callReport(reason, outcome, started, scope), rotated);
     return this.keep(this.pairFrom(parsed, refreshToken), scope);
+  }
+
+  /** What a call of the renewal in `scope` did, `started` by the clock, for its event. */
+  private callReport(reason: RenewalReason, outcome: CallOutcome, started: number, scope: Scope): TokenCallReport {
+    const { attempts, status } = outcome;
+    return { reason, durationMs: this.options.clock() - started, attempts, status, waiting: scope.waiters.count };
   }
 
   private pairFrom(parsed: ParsedTokens, previousRefresh: string | undefined): TokenPair {

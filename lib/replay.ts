@@ -143,7 +143,7 @@ export class Replays {
     // What any holder of a shared store found about refusals, read first: nothing may be awaited between the checks
     // below and the renewal, or a renewal could finish meanwhile and this one renew its fresh pair again.
     if (renewals.account.shared) await abortable(renewals.consultAccount(), config);
-    if (renewals.renewal) await abortable(renewals.renewal, config);
+    if (renewals.renewal) await renewals.wait(renewals.renewal, config);
     // Sent before a logout: its refusal must not log the user back in.
     if (ticket.epoch !== renewals.epoch) return null;
     // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
@@ -155,7 +155,7 @@ export class Replays {
     // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
     const failed = renewals.failedRenewals;
     if (ticket.failedRenewals !== failed.count) throw failed.last;
-    return abortable(renewals.renew('rejected'), config);
+    return renewals.wait(renewals.renew('rejected'), config);
   }
 
   /**
@@ -170,7 +170,7 @@ export class Replays {
   ): Promise<PairInUse | null> {
     const { renewals } = this;
     // A wait that ended in an abort or a failed renewal says nothing about whether renewing cures this endpoint.
-    if (renewals.renewal && !(await succeeds(abortable(renewals.renewal, config)))) return null;
+    if (renewals.renewal && !(await succeeds(renewals.wait(renewals.renewal, config)))) return null;
     const newer = renewals.account.newerThan(ticket.generation);
     if (!newer && renewals.account.current?.generation === ticket.generation)
       await renewals.changeAccount(() => renewals.account.refusals.uncured(ticket.generation, endpoint));

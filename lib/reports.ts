@@ -1,10 +1,7 @@
 import { TokenAuthError } from './errors.js';
 import { Emitter } from './events.js';
-import type { RenewalReason, TokenAuthEvents, TokenAuthStats } from './handle.js';
-import type { TokenPair } from './store-contract.js';
-
-/** What a `failure` event names as failed. */
-export type FailedOperation = TokenAuthEvents['failure']['operation'];
+import type { TokenAuthEvents, TokenAuthStats, TokenCallReport } from './handle.js';
+import type { TokenOperation, TokenPair } from './store-contract.js';
 
 /**
  * Every event the plugin emits and every count `stats()` gives, from one place: a new event is added here. No payload
@@ -12,24 +9,43 @@ export type FailedOperation = TokenAuthEvents['failure']['operation'];
  */
 export class Reports {
   private readonly emitter = new Emitter<TokenAuthEvents>();
-  private readonly counts: TokenAuthStats = { logins: 0, refreshes: 0, replays: 0, failures: 0 };
+  private readonly counts: Omit<TokenAuthStats, 'budget'> = {
+    logins: 0,
+    refreshes: 0,
+    replays: 0,
+    failures: 0,
+    waiting: 0,
+  };
+
+  /** `budgetLeft` reads the calls the account's budget still allows, for `stats()`. */
+  constructor(private readonly budgetLeft: () => TokenAuthStats['budget']) {}
 
   on<E extends keyof TokenAuthEvents>(event: E, listener: (payload: TokenAuthEvents[E]) => void): () => void {
     return this.emitter.on(event, listener);
   }
 
   stats(): TokenAuthStats {
-    return { ...this.counts };
+    return { ...this.counts, budget: this.budgetLeft() };
   }
 
-  login(reason: RenewalReason, durationMs: number): void {
+  login(call: TokenCallReport): void {
     this.counts.logins += 1;
-    this.emitter.emit('login', { reason, durationMs });
+    this.emitter.emit('login', { ...call });
   }
 
-  refresh(reason: RenewalReason, rotated: boolean, durationMs: number): void {
+  refresh(call: TokenCallReport, rotated: boolean): void {
     this.counts.refreshes += 1;
-    this.emitter.emit('refresh', { reason, rotated, durationMs });
+    this.emitter.emit('refresh', { ...call, rotated });
+  }
+
+  /** A caller starts waiting for a renewal; the function returned says it stopped (the renewal ended, or it quit). */
+  waiter(): () => void {
+    this.counts.waiting += 1;
+    let waiting = true;
+    return () => {
+      if (waiting) this.counts.waiting -= 1;
+      waiting = false;
+    };
   }
 
   /** A pair another holder stored (or that was stored at start) is in use, with no call. */
@@ -52,13 +68,21 @@ export class Reports {
     });
   }
 
-  /** Counts and announces a failure the waiting requests (or, for the store, only this event) get; returns it. */
-  failure(operation: FailedOperation, error: unknown): unknown {
+  /** Counts and announces a failed login or token call, with what it did; returns the error the waiters get. */
+  failure(operation: TokenOperation, error: unknown, call: TokenCallReport): unknown {
     if (error instanceof TokenAuthError) {
       this.counts.failures += 1;
-      this.emitter.emit('failure', { operation, code: error.code, error });
+      this.emitter.emit('failure', { operation, code: error.code, error, ...call });
     }
     return error;
+  }
+
+  /** Counts and announces a failed store operation, which only this event reports. */
+  storeFailure(error: unknown): void {
+    if (error instanceof TokenAuthError) {
+      this.counts.failures += 1;
+      this.emitter.emit('failure', { operation: 'store', code: error.code, error });
+    }
   }
 
   logout(): void {

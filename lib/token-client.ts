@@ -15,7 +15,18 @@ import type { ResolvedOptions } from './options.js';
  * call share an endpoint (OAuth2). A string key, which every axios version keeps through its config merges.
  */
 const OPERATION = 'axiosTokenKeeperOperation';
-type OperationConfig = InternalAxiosRequestConfig & { [OPERATION]?: TokenOperation };
+/** Told of each attempt of a call that leaves; a function, which config merges pass on as it is. */
+const ATTEMPT = 'axiosTokenKeeperAttempt';
+type OperationConfig = InternalAxiosRequestConfig & { [OPERATION]?: TokenOperation; [ATTEMPT]?: () => void };
+
+/**
+ * What a login or token call came to, filled in as it goes: the attempts that left (retries included; none when the
+ * budget refused the first), and the HTTP status of the answer that ended it, if one did.
+ */
+export interface CallOutcome {
+  attempts: number;
+  status: number | undefined;
+}
 
 const REJECTED: Record<TokenOperation, TokenAuthErrorCode> = { login: 'LOGIN_REJECTED', refresh: 'REFRESH_REJECTED' };
 
@@ -60,6 +71,7 @@ export class TokenClient {
     // Every call that leaves, first tries and retries alike, spends the account's budget; past it, none leaves.
     this.http.interceptors.request.use((config) => {
       spend((config as OperationConfig)[OPERATION] ?? 'refresh');
+      (config as OperationConfig)[ATTEMPT]?.();
       return config;
     });
     axiosRetry(this.http, {
@@ -99,7 +111,8 @@ export class TokenClient {
       : '';
   }
 
-  login(credentials: Credentials): Promise<ParsedTokens> {
+  /** The login call; `outcome` is filled in as it goes. */
+  login(credentials: Credentials, outcome: CallOutcome): Promise<ParsedTokens> {
     const url = this.options.loginPath;
     const custom = this.options.loginRequest;
     if (custom) {
@@ -108,18 +121,21 @@ export class TokenClient {
       const secrets = [credentials.password, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
       const basic = headers?.Authorization ?? headers?.authorization;
       if (basic?.startsWith('Basic ')) secrets.push(...basicSecrets(basic));
-      return this.call('login', { url, data, headers, params, withCredentials }, secrets);
+      return this.call('login', { url, data, headers, params, withCredentials }, secrets, outcome);
     }
     const basic = `Basic ${base64FromUtf8(`${credentials.username}:${credentials.password}`)}`;
     // The raw password too: an answer may quote what it was sent.
     const secrets = [basic, basic.slice(6), `${credentials.username}:${credentials.password}`, credentials.password];
     // With the refresh token in a cookie, the login is what sets it: cross-origin, that needs withCredentials.
     const withCredentials = this.options.refreshTokenInCookie;
-    return this.call('login', { url, headers: { Authorization: basic }, withCredentials }, secrets);
+    return this.call('login', { url, headers: { Authorization: basic }, withCredentials }, secrets, outcome);
   }
 
-  /** The token call; `refreshToken` undefined when the refresh token lives in a cookie the plugin cannot see. */
-  refresh(refreshToken: string | undefined): Promise<ParsedTokens> {
+  /**
+   * The token call; `refreshToken` undefined when the refresh token lives in a cookie the plugin cannot see. `outcome`
+   * is filled in as it goes.
+   */
+  refresh(refreshToken: string | undefined, outcome: CallOutcome): Promise<ParsedTokens> {
     const cookie = this.options.refreshTokenInCookie;
     const { data, headers, params, withCredentials = cookie } = this.options.refreshRequest(refreshToken ?? '');
     const secrets = [
@@ -128,10 +144,16 @@ export class TokenClient {
       ...secretsIn(headers),
       ...secretsIn(params),
     ];
-    return this.call('refresh', { url: this.options.tokenPath, data, headers, params, withCredentials }, secrets);
+    const config = { url: this.options.tokenPath, data, headers, params, withCredentials };
+    return this.call('refresh', config, secrets, outcome);
   }
 
-  private async call(operation: TokenOperation, config: AxiosRequestConfig, sent: string[]): Promise<ParsedTokens> {
+  private async call(
+    operation: TokenOperation,
+    config: AxiosRequestConfig,
+    sent: string[],
+    outcome: CallOutcome,
+  ): Promise<ParsedTokens> {
     const where = `POST ${this.address(config)}`;
     let body: unknown;
     let status: number;
@@ -140,10 +162,13 @@ export class TokenClient {
         ...config,
         method: 'POST',
         [OPERATION]: operation,
+        [ATTEMPT]: () => void (outcome.attempts += 1),
       } as AxiosRequestConfig));
     } catch (error) {
+      outcome.status = isAxiosError(error) ? error.response?.status : undefined;
       throw this.failure(operation, config, error, sent);
     }
+    outcome.status = status;
     let parsed: ParsedTokens | null | undefined;
     let cause: unknown;
     try {

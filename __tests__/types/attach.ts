@@ -47,6 +47,8 @@ expectTypeOf<TokenAuthStats>().toEqualTypeOf<{
   refreshes: number;
   replays: number;
   failures: number;
+  waiting: number;
+  budget: { login: number; refresh: number } | undefined;
 }>();
 
 // The pair is plain data, so a store may serialise it.

@@ -2,26 +2,36 @@
 import axios from 'axios';
 import { expectTypeOf } from 'expect-type';
 import { attachTokenAuth } from 'axios-token-keeper';
-import type { RenewalReason, TokenAuthError, TokenAuthErrorCode, TokenAuthEvents } from 'axios-token-keeper';
+import type {
+  RenewalReason,
+  TokenAuthError,
+  TokenAuthErrorCode,
+  TokenAuthEvents,
+  TokenCallReport,
+} from 'axios-token-keeper';
 
 expectTypeOf<keyof TokenAuthEvents>().toEqualTypeOf<
   'login' | 'refresh' | 'load' | 'replay' | 'failure' | 'logout' | 'warning'
 >();
 expectTypeOf<RenewalReason>().toEqualTypeOf<'no-token' | 'expired' | 'rejected' | 'refresh-rejected' | 'manual'>();
 
-expectTypeOf<TokenAuthEvents['login']>().toEqualTypeOf<{ reason: RenewalReason; durationMs: number }>();
-expectTypeOf<TokenAuthEvents['refresh']>().toEqualTypeOf<{
+/** What a login or token call's events say of it. */
+type Call = {
   reason: RenewalReason;
-  rotated: boolean;
   durationMs: number;
-}>();
+  attempts: number;
+  status: number | undefined;
+  waiting: number;
+};
+expectTypeOf<TokenAuthEvents['login']>().toEqualTypeOf<Call>();
+expectTypeOf<TokenAuthEvents['login']>().toEqualTypeOf<TokenCallReport>();
+expectTypeOf<TokenAuthEvents['refresh']>().toEqualTypeOf<Call & { rotated: boolean }>();
 expectTypeOf<TokenAuthEvents['load']>().toEqualTypeOf<{ expiresAt: number | undefined }>();
 expectTypeOf<TokenAuthEvents['replay']>().toEqualTypeOf<{ method: string; url: string }>();
-expectTypeOf<TokenAuthEvents['failure']>().toEqualTypeOf<{
-  operation: 'login' | 'refresh' | 'store';
-  code: TokenAuthErrorCode;
-  error: TokenAuthError;
-}>();
+expectTypeOf<TokenAuthEvents['failure']>().toEqualTypeOf<
+  | (Call & { operation: 'login' | 'refresh'; code: TokenAuthErrorCode; error: TokenAuthError })
+  | { operation: 'store'; code: TokenAuthErrorCode; error: TokenAuthError }
+>();
 expectTypeOf<TokenAuthEvents['logout']>().toEqualTypeOf<Record<string, never>>();
 expectTypeOf<TokenAuthEvents['warning']>().toEqualTypeOf<{
   code: 'ORIGIN_NOT_IN_ORIGINS';
@@ -41,6 +51,10 @@ export function listen(): void {
   auth.on('failure', (event) => {
     expectTypeOf(event.code).toEqualTypeOf<TokenAuthErrorCode>();
     expectTypeOf(event.error).toEqualTypeOf<TokenAuthError>();
+    // What the call did is there once `operation` says it was a call, not the store.
+    if (event.operation !== 'store') expectTypeOf(event.attempts).toEqualTypeOf<number>();
+    // @ts-expect-error a store failure made no login or token call
+    void event.attempts;
   });
   auth.on('logout', (event) => expectTypeOf(event).toEqualTypeOf<Record<string, never>>());
 
