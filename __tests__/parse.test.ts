@@ -123,7 +123,18 @@ describe('TOKEN_RESPONSE_INVALID', () => {
     expect(await auth.getTokens()).toBeNull();
     expect(service.counters.loginCalls).toBe(1);
     expect(service.counters.dataCalls).toBe(0);
-    expect(failures).toEqual([{ operation: 'login', code: 'TOKEN_RESPONSE_INVALID', error }]);
+    expect(failures).toEqual([
+      {
+        operation: 'login',
+        code: 'TOKEN_RESPONSE_INVALID',
+        error,
+        reason: 'no-token',
+        attempts: 1,
+        status: 200,
+        waiting: 4,
+        durationMs: expect.any(Number),
+      },
+    ]);
   });
 
   it('names a text body by its length, without its content', async () => {
