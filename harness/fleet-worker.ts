@@ -99,21 +99,24 @@ function reporting(store: TokenStore, shareAccount: boolean): TokenStore {
 const lockTries = { grants: 0, refused: 0 };
 
 /**
- * Counts the store's tries at the lock, by wrapping the client's `eval` on the client itself (so that the store still
- * recognises the client): a call of the LOCK script (the one that takes `KEYS[3]` with `SET … NX`), whatever the
- * client's argument shape, answers `[1, fence]` when granted and `[0, …]` when another process holds it.
+ * Counts the store's tries at the lock, by wrapping on the client itself (so that the store still recognises it) the
+ * method the store sends its scripts with: `eval`, or `sendCommand` on a node-redis cluster. A call of the LOCK script
+ * (the one that takes `KEYS[3]` with `SET … NX`) answers `[1, fence]` when granted and `[0, …]` when another process
+ * holds it.
  */
 function countLockTries(client: RedisClientLike): void {
-  const evaluate = client.eval.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  const method = 'getSlotMaster' in client && 'sendCommand' in client ? 'sendCommand' : 'eval';
+  const send = (client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[method]!.bind(client);
+  const isLock = (arg: unknown): boolean => typeof arg === 'string' && arg.includes("'SET', KEYS[3]");
   const counting = async (...args: unknown[]): Promise<unknown> => {
-    const reply = await evaluate(...args);
-    if (typeof args[0] === 'string' && args[0].includes("'SET', KEYS[3]") && Array.isArray(reply)) {
+    const reply = await send(...args);
+    if (args.flat().some(isLock) && Array.isArray(reply)) {
       if (Number(reply[0]) === 1) lockTries.grants += 1;
       else lockTries.refused += 1;
     }
     return reply;
   };
-  Object.assign(client, { eval: counting });
+  Object.assign(client, { [method]: counting });
 }
 
 /**

@@ -41,13 +41,13 @@ export const TESTED_CLIENTS: readonly RedisClientChoice[] = [
 
 const DEFAULT_RESP: Record<RedisLibrary, 2 | 3> = { ioredis: 2, ioredis6: 3, redis4: 2, redis5: 2, redis6: 3 };
 
-/** "ioredis 5, RESP2", "node-redis 6, RESP3": what a test's name says. */
+/** "ioredis 5 (RESP2)", "node-redis 6 (RESP3)": what a test's name says. */
 export function clientLabel(choice: RedisClientChoice): string {
   const resp = choice.resp ?? DEFAULT_RESP[choice.library];
   const name = choice.library.startsWith('ioredis')
     ? `ioredis ${choice.library === 'ioredis' ? 5 : 6}`
     : `node-redis ${choice.library.slice(-1)}`;
-  return `${name}, RESP${resp}`;
+  return `${name} (RESP${resp})`;
 }
 
 /** Where to connect: one redis-server, or the startup nodes of a cluster. */

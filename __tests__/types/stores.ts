@@ -9,7 +9,12 @@ import type { TokenPair, TokenStore, TokenStoreLock } from 'axios-token-keeper';
 import { FileTokenStore } from 'axios-token-keeper/file-store';
 import type { FileTokenStoreOptions } from 'axios-token-keeper/file-store';
 import { RedisTokenStore } from 'axios-token-keeper/redis-store';
-import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } from 'axios-token-keeper/redis-store';
+import type {
+  NodeRedisClusterLike,
+  RedisClientLike,
+  RedisSubscriberLike,
+  RedisTokenStoreOptions,
+} from 'axios-token-keeper/redis-store';
 
 let kept: TokenPair | null = null;
 
@@ -132,6 +137,10 @@ export function refused(redis: Redis): void {
 expectTypeOf<Redis6>().toExtend<RedisClientLike>();
 expectTypeOf<Redis6>().toExtend<RedisSubscriberLike>();
 expectTypeOf<Cluster6>().toExtend<RedisClientLike>();
+// A node-redis cluster is taken as what the store uses of it: `sendCommand`, routed by the first key.
+expectTypeOf<ReturnType<typeof createCluster4>>().toExtend<NodeRedisClusterLike>();
+expectTypeOf<ReturnType<typeof createCluster5>>().toExtend<NodeRedisClusterLike>();
+expectTypeOf<ReturnType<typeof createCluster6>>().toExtend<NodeRedisClusterLike>();
 export function nodeRedisClients(): void {
   const client4 = createClient4();
   const client5 = createClient5({ RESP: 3 });

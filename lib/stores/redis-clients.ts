@@ -14,7 +14,7 @@ export interface IoredisClientLike {
   readonly status: string;
 }
 
-/** A node-redis client or cluster (node-redis 4, 5 or 6, RESP2 or RESP3), connected (`await client.connect()`). */
+/** A node-redis client (node-redis 4, 5 or 6, RESP2 or RESP3), connected (`await client.connect()`). */
 export interface NodeRedisClientLike {
   /** `EVAL`, with the keys and the arguments apart. */
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
@@ -24,8 +24,20 @@ export interface NodeRedisClientLike {
   readonly isOpen: boolean;
 }
 
+/**
+ * A node-redis cluster (node-redis 4, 5 or 6, RESP2 or RESP3), connected (`await cluster.connect()`). The store sends
+ * its commands with `sendCommand`, naming the key that routes each: node-redis 4's cluster sends an `eval` to a random
+ * node, and gives up after a few MOVED replies.
+ */
+export interface NodeRedisClusterLike {
+  /** A command, sent to the master of `firstKey`'s slot. */
+  sendCommand(firstKey: string, isReadonly: boolean, args: string[]): Promise<unknown>;
+  /** Whether `connect()` was called and the cluster not closed since: a cluster that is not open is refused. */
+  readonly isOpen: boolean;
+}
+
 /** The client the store sends its commands on: ioredis' or node-redis'. */
-export type RedisClientLike = IoredisClientLike | NodeRedisClientLike;
+export type RedisClientLike = IoredisClientLike | NodeRedisClientLike | NodeRedisClusterLike;
 
 /** An ioredis connection for pub/sub: `redis.duplicate()` (or `cluster.duplicate()`). */
 export interface IoredisSubscriberLike {
@@ -52,8 +64,8 @@ export interface NodeRedisSubscriberLike {
   readonly isOpen: boolean;
 }
 
-/** The listener of a node-redis channel: a message is a string, or a Buffer in node-redis' buffer mode. */
-export type NodeRedisListener = (message: string | Buffer, channel: string | Buffer) => void;
+/** The listener of a node-redis channel: a message is a string, or bytes (a Buffer) in node-redis' buffer mode. */
+export type NodeRedisListener = (message: string | Uint8Array, channel: string | Uint8Array) => void;
 
 /** The second connection the store listens on: ioredis' or node-redis'. */
 export type RedisSubscriberLike = IoredisSubscriberLike | NodeRedisSubscriberLike;
@@ -81,6 +93,7 @@ export interface RedisSubscription {
 interface Shape {
   eval?: unknown;
   get?: unknown;
+  sendCommand?: unknown;
   subscribe?: unknown;
   unsubscribe?: unknown;
   on?: unknown;
@@ -135,7 +148,11 @@ function described(value: unknown): string {
 export function commandsOf(client: unknown): RedisCommands {
   const family = familyOf(client);
   const shape = client as Shape;
-  if (!family || typeof shape.eval !== 'function' || typeof shape.get !== 'function') {
+  const usable =
+    family === 'node-redis cluster'
+      ? typeof shape.sendCommand === 'function'
+      : family !== undefined && typeof shape.eval === 'function' && typeof shape.get === 'function';
+  if (!usable) {
     throw new TypeError(`RedisTokenStore: the first argument must be ${PASS_A_CLIENT}; got ${described(client)}.`);
   }
   if (family === 'ioredis') {
@@ -161,7 +178,9 @@ export function commandsOf(client: unknown): RedisCommands {
         'can send no other command: pass your main client first, and this one as `subscriber`.',
     );
   }
-  return nodeRedisCommands(client as NodeRedisClientLike);
+  return family === 'node-redis cluster'
+    ? nodeRedisClusterCommands(client as NodeRedisClusterLike)
+    : nodeRedisCommands(client as NodeRedisClientLike);
 }
 
 /**
@@ -229,6 +248,18 @@ function nodeRedisCommands(client: NodeRedisClientLike): RedisCommands {
     eval: async (script, keys, args) =>
       reply(await client.eval(script, { keys: [...keys], arguments: args.map(String) })),
     get: async (key) => text(await client.get(key)),
+  };
+}
+
+function nodeRedisClusterCommands(cluster: NodeRedisClusterLike): RedisCommands {
+  // Every key of a script is in one slot (the prefix's braces): the first routes it. Writes and reads alike go to the
+  // master, where the lock's scripts write.
+  return {
+    eval: async (script, keys, args) =>
+      reply(
+        await cluster.sendCommand(keys[0]!, false, ['EVAL', script, String(keys.length), ...keys, ...args.map(String)]),
+      ),
+    get: async (key) => text(await cluster.sendCommand(key, false, ['GET', key])),
   };
 }
 

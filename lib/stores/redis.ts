@@ -27,6 +27,7 @@ export type {
   IoredisClientLike,
   IoredisSubscriberLike,
   NodeRedisClientLike,
+  NodeRedisClusterLike,
   NodeRedisListener,
   NodeRedisSubscriberLike,
   RedisClientLike,
