@@ -3,7 +3,8 @@ import Redis from 'ioredis';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { sumBursts, WorkerExitedError } from '../harness/fleet.js';
 import type { BurstReply, FleetStoreConfig } from '../harness/fleet.js';
-import { fleetsForFile } from './helpers/fleets.js';
+import { fleetsForFile, roundsOverExpiries } from './helpers/fleets.js';
+import { clientLabel, TESTED_CLIENTS } from '../harness/redis-clients.js';
 import { until } from './helpers/flow.js';
 
 // Several real processes (harness/fleet-worker.ts) share one token pair through a shared store, against the emulator
@@ -33,13 +34,11 @@ describe.each(SHARED_STORES)('4 processes sharing %s', (_name, makeStore) => {
     const service = await emulator();
     const fleet = await start({ count: 4, emulatorUrl: service.url, store: await makeStore() });
 
-    const rounds = [await fleet.burst(100)];
-    const refreshesAfterRound = [service.counters.refreshes];
-    for (let expiry = 1; expiry <= 3; expiry += 1) {
-      service.expireAccessTokens();
-      rounds.push(await fleet.burst(100));
-      refreshesAfterRound.push(service.counters.refreshes);
-    }
+    const { rounds, countAfterRound: refreshesAfterRound } = await roundsOverExpiries(fleet, service, {
+      n: 100,
+      expiries: 3,
+      count: () => service.counters.refreshes,
+    });
 
     const total = sumBursts(rounds.flat());
     expect(total.errors).toEqual([]);
@@ -56,6 +55,33 @@ describe.each(SHARED_STORES)('4 processes sharing %s', (_name, makeStore) => {
     expect(rounds[0]!.filter((reply) => reply.events.some((event) => event.name === 'load'))).toHaveLength(3);
   }, 30_000);
 });
+
+// Every Redis client the store takes (harness/redis-clients.ts), in each process of a small fleet: the store must make
+// them one client of the service whatever library and protocol they speak Redis with.
+describe.each(TESTED_CLIENTS.map((driver) => [clientLabel(driver), driver] as const))(
+  '3 processes on %s with pub/sub',
+  (_label, driver) => {
+    it('log in once and refresh once per expiry between them: 1 login and 3 token calls over 2 expiries, none failed', async () => {
+      const service = await emulator();
+      const fleet = await start({ count: 3, emulatorUrl: service.url, store: await redisOf(true, driver) });
+
+      const { rounds, countAfterRound: tokenCallsAfterRound } = await roundsOverExpiries(fleet, service, {
+        n: 20,
+        expiries: 2,
+        count: () => service.counters.tokenCalls,
+      });
+
+      const total = sumBursts(rounds.flat());
+      expect(total.errors).toEqual([]);
+      expect(total).toMatchObject({ ok: 180, failed: 0 });
+      expect(service.counters).toMatchObject({ logins: 1, refreshes: 2, rejected: 0, tokenCalls: 3 });
+      expect(tokenCallsAfterRound).toEqual([1, 2, 3]);
+      expect(total.events.filter((event) => event.name === 'failure' || event.name === 'lock-failed')).toEqual([]);
+      // The two that did not log in took the pair from Redis.
+      expect(rounds[0]!.filter((reply) => reply.events.some((event) => event.name === 'load'))).toHaveLength(2);
+    }, 30_000);
+  },
+);
 
 /** One of each kind of shared store, for what does not depend on pub/sub. */
 const EACH_KIND = [

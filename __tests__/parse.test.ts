@@ -123,7 +123,7 @@ describe('TOKEN_RESPONSE_INVALID', () => {
     expect(await auth.getTokens()).toBeNull();
     expect(service.counters.loginCalls).toBe(1);
     expect(service.counters.dataCalls).toBe(0);
-    expect(failures).toEqual([
+    expect(failures).toMatchObject([
       {
         operation: 'login',
         code: 'TOKEN_RESPONSE_INVALID',
@@ -132,8 +132,17 @@ describe('TOKEN_RESPONSE_INVALID', () => {
         attempts: 1,
         status: 200,
         waiting: 4,
-        durationMs: expect.any(Number),
       },
+    ]);
+    expect(Object.keys(failures[0]!).sort()).toEqual([
+      'attempts',
+      'code',
+      'durationMs',
+      'error',
+      'operation',
+      'reason',
+      'status',
+      'waiting',
     ]);
   });
 

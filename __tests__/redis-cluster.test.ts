@@ -4,13 +4,16 @@ import { FleetPool, keepBursting, sumBursts } from '../harness/fleet.js';
 import type { BurstReply, FleetStoreConfig, RedisClusterSettings } from '../harness/fleet.js';
 import { requireRedisCluster, startRedisCluster } from '../harness/redis-cluster.js';
 import { until } from './helpers/flow.js';
+import { roundsOverExpiries } from './helpers/fleets.js';
 import type { RedisCluster, RedisClusterOptions } from '../harness/redis-cluster.js';
+import { clientLabel } from '../harness/redis-clients.js';
+import type { RedisClientChoice } from '../harness/redis-clients.js';
 import { subscriptions, withConnection } from '../harness/redis-server.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 
 // A real Redis Cluster (redis-server nodes in cluster mode, formed by redis-cli) under a fleet of real processes
 // (harness/fleet-worker.ts) whose RedisTokenStore takes `new Redis.Cluster(nodes)`, with `cluster.duplicate()` for
-// pub/sub. Without redis-server or redis-cli this file fails here, once, with the command that installs them.
+// pub/sub, or node-redis' `createCluster()`, its own subscriber. Without redis-server or redis-cli this file fails here, once, with the command that installs them.
 requireRedisCluster();
 closeEmulatorsAfterEach();
 
@@ -18,9 +21,33 @@ closeEmulatorsAfterEach();
 const fleets = new FleetPool();
 afterEach(() => fleets.stopAll());
 
-function clusterStore(cluster: RedisCluster, prefix: string, client?: RedisClusterSettings): FleetStoreConfig {
-  return { kind: 'redis-cluster', nodes: cluster.nodes, prefix, pubsub: true, ...(client && { client }) };
+function clusterStore(
+  cluster: RedisCluster,
+  prefix: string,
+  client?: RedisClusterSettings,
+  driver?: RedisClientChoice,
+): FleetStoreConfig {
+  return {
+    kind: 'redis-cluster',
+    nodes: cluster.nodes,
+    prefix,
+    pubsub: true,
+    ...(client && { client }),
+    ...(driver && { driver }),
+  };
 }
+
+/**
+ * The cluster clients tested: ioredis' `Redis.Cluster` with `cluster.duplicate()` for pub/sub, and node-redis'
+ * `createCluster()`, its own subscriber, at each major (5 in RESP3).
+ */
+const CLUSTER_CLIENTS: readonly RedisClientChoice[] = [
+  { library: 'ioredis' },
+  { library: 'ioredis6' },
+  { library: 'redis4' },
+  { library: 'redis5', resp: 3 },
+  { library: 'redis6' },
+];
 
 /** The refresh tokens the emulator was sent, each counted once: fewer than the token calls when one was sent twice. */
 function refreshTokensSent(service: TokenServiceEmulator): { calls: number; distinct: number } {
@@ -80,33 +107,39 @@ function clusterForDescribe(options: RedisClusterOptions): () => RedisCluster {
 describe('a Redis Cluster of 3 masters', () => {
   const theCluster = clusterForDescribe({ masters: 3 });
 
-  it('4 processes on Redis.Cluster with pub/sub: 1 login and 1 refresh per expiry between them, no refresh token sent twice, none failed', async () => {
-    const cluster = theCluster();
-    const service = await emulator();
-    const prefix = `cluster-test:${randomUUID()}`;
-    const fleet = await fleets.start({ count: 4, emulatorUrl: service.url, store: clusterStore(cluster, prefix) });
-    // Each process listens through its cluster's subscriber connection, on whichever node that went to.
-    expect(await subscribers(cluster, prefix)).toBe(4);
+  it.each(CLUSTER_CLIENTS.map((driver) => [clientLabel(driver), driver] as const))(
+    '4 processes on the cluster client of %s with pub/sub: 1 login and 1 refresh per expiry between them, no refresh token sent twice, none failed',
+    async (_label, driver) => {
+      const cluster = theCluster();
+      const service = await emulator();
+      const prefix = `cluster-test:${randomUUID()}`;
+      const fleet = await fleets.start({
+        count: 4,
+        emulatorUrl: service.url,
+        store: clusterStore(cluster, prefix, undefined, driver),
+      });
+      // Each process listens through its cluster's subscriber connection, on whichever node that went to.
+      expect(await subscribers(cluster, prefix)).toBe(4);
 
-    const rounds = [await fleet.burst(50)];
-    const refreshesAfterRound = [service.counters.refreshes];
-    for (let expiry = 1; expiry <= 3; expiry += 1) {
-      service.expireAccessTokens();
-      rounds.push(await fleet.burst(50));
-      refreshesAfterRound.push(service.counters.refreshes);
-    }
+      const { rounds, countAfterRound: refreshesAfterRound } = await roundsOverExpiries(fleet, service, {
+        n: 50,
+        expiries: 3,
+        count: () => service.counters.refreshes,
+      });
 
-    const total = sumBursts(rounds.flat());
-    expect(total.errors).toEqual([]);
-    expect(total).toMatchObject({ ok: 800, failed: 0 });
-    expect(service.counters).toMatchObject({ logins: 1, refreshes: 3, rejected: 0, tokenCalls: 4 });
-    expect(refreshesAfterRound).toEqual([0, 1, 2, 3]);
-    expect(refreshTokensSent(service)).toEqual({ calls: 3, distinct: 3 });
-    expect(total.events.filter((event) => event.name === 'failure')).toEqual([]);
-    // The three that did not log in took the pair from the cluster.
-    expect(rounds[0]!.filter((reply) => reply.events.some((event) => event.name === 'load'))).toHaveLength(3);
-    expect(await storedOnItsNode(cluster, prefix)).toBe(true);
-  }, 40_000);
+      const total = sumBursts(rounds.flat());
+      expect(total.errors).toEqual([]);
+      expect(total).toMatchObject({ ok: 800, failed: 0 });
+      expect(service.counters).toMatchObject({ logins: 1, refreshes: 3, rejected: 0, tokenCalls: 4 });
+      expect(refreshesAfterRound).toEqual([0, 1, 2, 3]);
+      expect(refreshTokensSent(service)).toEqual({ calls: 3, distinct: 3 });
+      expect(total.events.filter((event) => event.name === 'failure')).toEqual([]);
+      // The three that did not log in took the pair from the cluster.
+      expect(rounds[0]!.filter((reply) => reply.events.some((event) => event.name === 'load'))).toHaveLength(3);
+      expect(await storedOnItsNode(cluster, prefix)).toBe(true);
+    },
+    40_000,
+  );
 
   it('keeps two accounts whose keys live on different nodes apart: each its own login, its own refreshes and its own token', async () => {
     const cluster = theCluster();

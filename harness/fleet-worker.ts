@@ -7,15 +7,15 @@
  */
 import { performance } from 'node:perf_hooks';
 import axios from 'axios';
-import Redis, { Cluster } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
 import type { TokenAuthStats, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../lib/index.js';
 import { FileTokenStore } from '../lib/stores/file.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
-import type { RedisSubscriberLike } from '../lib/stores/redis.js';
+import type { RedisClientLike, RedisSubscriberLike } from '../lib/stores/redis.js';
 import { E2E_PASSWORD, E2E_USER } from './account.js';
 import { maskSecrets } from './fleet.js';
+import { openRedis } from './redis-clients.js';
 import type { FleetEvent, ParentMessage, RedisClientSettings, WorkerConfig, WorkerMessage } from './fleet.js';
 
 const CONFIG_VARIABLE = 'FLEET_WORKER_CONFIG';
@@ -99,41 +99,42 @@ function reporting(store: TokenStore, shareAccount: boolean): TokenStore {
 const lockTries = { grants: 0, refused: 0 };
 
 /**
- * Counts the store's tries at the lock, by wrapping the client's `eval`: a call of the LOCK script (the one that
- * takes `KEYS[3]` with `SET … NX`) answers `[1, fence]` when granted and `[0, …]` when another process holds it.
+ * Counts the store's tries at the lock, by wrapping on the client itself (so that the store still recognises it) the
+ * method the store sends its scripts with: `eval`, or `sendCommand` on a node-redis cluster. A call of the LOCK script
+ * (the one that takes `KEYS[3]` with `SET … NX`) answers `[1, fence]` when granted and `[0, …]` when another process
+ * holds it.
  */
-function countLockTries(client: Redis | Cluster): void {
-  const evaluate = client.eval.bind(client) as (...args: unknown[]) => Promise<unknown>;
+function countLockTries(client: RedisClientLike): void {
+  const method = 'getSlotMaster' in client && 'sendCommand' in client ? 'sendCommand' : 'eval';
+  const send = (client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[method]!.bind(client);
+  const isLock = (arg: unknown): boolean => typeof arg === 'string' && arg.includes("'SET', KEYS[3]");
   const counting = async (...args: unknown[]): Promise<unknown> => {
-    const reply = await evaluate(...args);
-    if (typeof args[0] === 'string' && args[0].includes("'SET', KEYS[3]") && Array.isArray(reply)) {
-      if (reply[0] === 1) lockTries.grants += 1;
+    const reply = await send(...args);
+    if (args.flat().some(isLock) && Array.isArray(reply)) {
+      if (Number(reply[0]) === 1) lockTries.grants += 1;
       else lockTries.refused += 1;
     }
     return reply;
   };
-  Object.assign(client, { eval: counting });
+  Object.assign(client, { [method]: counting });
 }
 
 /**
- * The subscriber as the store sees it, with its SUBSCRIBE kept: once that is answered, this process hears every pair
- * written from then on (on a cluster too, where a PING would go to another node than the subscription's).
+ * Keeps the replies to the subscriber's SUBSCRIBE, by wrapping its `subscribe` in place: once they are answered, this
+ * process hears every pair written from then on (on a cluster too, where a PING would go to another node than the
+ * subscription's).
  */
-function confirming(subscriber: Redis | Cluster): { subscriber: RedisSubscriberLike; subscribed: Promise<unknown>[] } {
+function confirming(subscriber: RedisSubscriberLike): Promise<unknown>[] {
   const subscribed: Promise<unknown>[] = [];
-  return {
-    subscribed,
-    subscriber: {
-      subscribe: (channel) => {
-        const reply = subscriber.subscribe(channel);
-        subscribed.push(reply.catch(() => undefined));
-        return reply;
-      },
-      unsubscribe: (channel) => subscriber.unsubscribe(channel),
-      on: (event, listener) => subscriber.on(event, listener),
-      off: (event, listener) => subscriber.off(event, listener),
+  const subscribe = subscriber.subscribe.bind(subscriber) as (...args: unknown[]) => Promise<unknown>;
+  Object.assign(subscriber, {
+    subscribe: (...args: unknown[]) => {
+      const reply = subscribe(...args);
+      subscribed.push(reply.catch(() => undefined));
+      return reply;
     },
-  };
+  });
+  return subscribed;
 }
 
 /** The worker's ioredis options: `lazyConnect`, one retry of a command across a reconnect, and the test's. */
@@ -153,7 +154,7 @@ async function main(): Promise<void> {
   passwords.push(account.password);
   const closers: Array<() => Promise<unknown>> = [];
   let store: FileTokenStore | RedisTokenStore;
-  let subscription: ReturnType<typeof confirming> | undefined;
+  let subscribed: Promise<unknown>[] = [];
   const timings = config.lock ?? {};
   if (config.store.kind === 'file') {
     store = new FileTokenStore(config.store.path, {
@@ -161,32 +162,22 @@ async function main(): Promise<void> {
       ...(config.store.watch !== undefined && { watch: config.store.watch }),
     });
   } else {
-    let client: Redis | Cluster;
-    let subscriber: Redis | Cluster | undefined;
-    if (config.store.kind === 'redis') {
-      // No retries of commands across a reconnect: a test wants to see a store failure, not a hidden delay.
-      const redis = new Redis(config.store.url, redisOptions(config.store.client));
-      await redis.connect();
-      client = redis;
-      if (config.store.pubsub) subscriber = redis.duplicate();
-    } else {
-      const cluster = new Cluster([...config.store.nodes], { lazyConnect: true, ...config.store.client });
-      await cluster.connect();
-      client = cluster;
-      if (config.store.pubsub) subscriber = cluster.duplicate();
-    }
-    closers.push(() => client.quit());
-    countLockTries(client);
-    if (subscriber) {
-      const connection = subscriber;
-      await connection.connect();
-      closers.push(() => connection.quit());
-      subscription = confirming(connection);
-    }
-    const redisStore = new RedisTokenStore(client, {
-      prefix: config.store.prefix,
+    const { store: settings } = config;
+    const connections = await openRedis(
+      settings.driver ?? { library: 'ioredis' },
+      settings.kind === 'redis' ? { url: settings.url } : { nodes: settings.nodes },
+      settings.kind === 'redis'
+        ? // No retries of commands across a reconnect: a test wants to see a store failure, not a hidden delay.
+          { subscriber: settings.pubsub, ioredis: redisOptions(settings.client) }
+        : { subscriber: settings.pubsub, ...(settings.client && { ioredisCluster: settings.client }) },
+    );
+    closers.push(() => connections.close());
+    countLockTries(connections.client);
+    if (connections.subscriber) subscribed = confirming(connections.subscriber);
+    const redisStore = new RedisTokenStore(connections.client, {
+      prefix: settings.prefix,
       ...timings,
-      ...(subscription && { subscriber: subscription.subscriber }),
+      ...(connections.subscriber && { subscriber: connections.subscriber }),
     });
     // Closed before the connections: it unsubscribes on the subscriber.
     closers.unshift(() => redisStore.close());
@@ -211,7 +202,7 @@ async function main(): Promise<void> {
   );
 
   // The store subscribed when the plugin attached: ready once Redis has answered that SUBSCRIBE.
-  await Promise.all(subscription?.subscribed ?? []);
+  await Promise.all(subscribed);
 
   const burst = async (id: number, n: number, path: string): Promise<void> => {
     const before = auth.stats().replays;

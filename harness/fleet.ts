@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { RenewalReason, TokenAuthErrorCode, TokenAuthStats } from '../lib/index.js';
 import { E2E_PASSWORD } from './account.js';
+import type { RedisClientChoice } from './redis-clients.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // What travels between parent and worker
@@ -77,6 +78,8 @@ export type FleetStoreConfig =
       pubsub: boolean;
       /** Over the worker's own: `lazyConnect` and `maxRetriesPerRequest: 1` (a store failure, not a hidden delay). */
       client?: RedisClientSettings;
+      /** The client library and protocol the worker opens; `client` applies to ioredis only. @default ioredis 5 */
+      driver?: RedisClientChoice;
     }
   | {
       kind: 'redis-cluster';
@@ -88,6 +91,11 @@ export type FleetStoreConfig =
       pubsub: boolean;
       /** @default ioredis' own (the worker adds only `lazyConnect`) */
       client?: RedisClusterSettings;
+      /**
+       * The client library and protocol the worker opens (node-redis' `createCluster()` is its own subscriber);
+       * `client` applies to ioredis only. @default ioredis 5
+       */
+      driver?: RedisClientChoice;
     };
 
 /** Who a worker logs in as. @default harness/account.ts' E2E_USER */

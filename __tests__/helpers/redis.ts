@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { requireRedisServer, startRedisServer } from '../../harness/redis-server.js';
 import type { RedisServer } from '../../harness/redis-server.js';
 
@@ -18,5 +19,28 @@ export function redisServerForFile(): () => RedisServer {
   return () => {
     if (!server) throw new Error('redis-server did not start (see beforeAll).');
     return server;
+  };
+}
+
+/**
+ * {@link redisServerForFile}'s server and the test file's own ioredis connection to it, to look at and plant keys
+ * whatever client the tests use: opened before the file's tests, quit after them, before the server stops.
+ */
+export function redisForFile(): { server: () => RedisServer; redis: () => Redis } {
+  let connection: Redis | undefined;
+  // Registered before the server's hooks: jest runs the afterAll hooks of a level in the order they were registered.
+  afterAll(async () => {
+    await connection?.quit();
+  });
+  const server = redisServerForFile();
+  beforeAll(() => {
+    connection = new Redis(server().url);
+  });
+  return {
+    server,
+    redis: () => {
+      if (!connection) throw new Error('redis-server did not start (see beforeAll).');
+      return connection;
+    },
   };
 }

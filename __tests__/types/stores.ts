@@ -1,11 +1,20 @@
 // Type tests of the store contract (a plain object, sync or async, implements it) and of the store subpaths' options.
 import Redis, { Cluster } from 'ioredis';
+import Redis6, { Cluster as Cluster6 } from 'ioredis6';
+import { createClient as createClient4, createCluster as createCluster4 } from 'redis4';
+import { createClient as createClient5, createCluster as createCluster5 } from 'redis5';
+import { createClient as createClient6, createCluster as createCluster6 } from 'redis6';
 import { expectTypeOf } from 'expect-type';
 import type { TokenPair, TokenStore, TokenStoreLock } from 'axios-token-keeper';
 import { FileTokenStore } from 'axios-token-keeper/file-store';
 import type { FileTokenStoreOptions } from 'axios-token-keeper/file-store';
 import { RedisTokenStore } from 'axios-token-keeper/redis-store';
-import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } from 'axios-token-keeper/redis-store';
+import type {
+  NodeRedisClusterLike,
+  RedisClientLike,
+  RedisSubscriberLike,
+  RedisTokenStoreOptions,
+} from 'axios-token-keeper/redis-store';
 
 let kept: TokenPair | null = null;
 
@@ -121,4 +130,30 @@ export function refused(redis: Redis): void {
   void new RedisTokenStore(redis, { prefix: 'tokens:jane', subscriber: 'tokens' });
   // @ts-expect-error a client without `eval` cannot run the lock's scripts
   void new RedisTokenStore({ get: () => Promise.resolve(null) }, { prefix: 'tokens:jane' });
+}
+
+// Every client the store takes fits as it is, without a cast: ioredis 6, node-redis 4, 5 and 6 (client and cluster,
+// RESP2 and RESP3), and their second connections for pub/sub.
+expectTypeOf<Redis6>().toExtend<RedisClientLike>();
+expectTypeOf<Redis6>().toExtend<RedisSubscriberLike>();
+expectTypeOf<Cluster6>().toExtend<RedisClientLike>();
+// A node-redis cluster is taken as what the store uses of it: `sendCommand`, routed by the first key.
+expectTypeOf<ReturnType<typeof createCluster4>>().toExtend<NodeRedisClusterLike>();
+expectTypeOf<ReturnType<typeof createCluster5>>().toExtend<NodeRedisClusterLike>();
+expectTypeOf<ReturnType<typeof createCluster6>>().toExtend<NodeRedisClusterLike>();
+export function nodeRedisClients(): void {
+  const client4 = createClient4();
+  const client5 = createClient5({ RESP: 3 });
+  const client6 = createClient6();
+  const cluster4 = createCluster4({ rootNodes: [] });
+  const cluster5 = createCluster5({ rootNodes: [], RESP: 3 });
+  const cluster6 = createCluster6({ rootNodes: [] });
+  void new RedisTokenStore(client4, { prefix: 'tokens:jane', subscriber: client4.duplicate() });
+  void new RedisTokenStore(client5, { prefix: 'tokens:jane', subscriber: client5.duplicate() });
+  void new RedisTokenStore(createClient5(), { prefix: 'tokens:jane', subscriber: createClient5().duplicate() });
+  void new RedisTokenStore(client6, { prefix: 'tokens:jane', subscriber: client6.duplicate() });
+  void new RedisTokenStore(createClient6({ RESP: 2 }), { prefix: 'tokens:jane' });
+  void new RedisTokenStore(cluster4, { prefix: 'tokens:jane', subscriber: cluster4 });
+  void new RedisTokenStore(cluster5, { prefix: 'tokens:jane', subscriber: cluster5 });
+  void new RedisTokenStore(cluster6, { prefix: 'tokens:jane', subscriber: cluster6.duplicate() });
 }

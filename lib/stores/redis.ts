@@ -1,6 +1,7 @@
 /**
  * {@link RedisTokenStore}: one token pair shared by processes on any number of hosts, through one Redis. Node only;
- * bring your own ioredis client.
+ * bring your own client: ioredis (5, 6; `Redis` or `Cluster`) or node-redis (4, 5, 6; `createClient()` or
+ * `createCluster()`), as it is.
  *
  * @module axios-token-keeper/redis-store
  */
@@ -14,29 +15,24 @@ import { acquire, keepAlive, LEASE_DEFAULTS, Wakeup } from './lease.js';
 import type { Attempt, LeaseOptions } from './lease.js';
 import { checkStoreOptions, shown } from './options.js';
 import type { OptionNames } from './options.js';
+import { commandsOf, subscriptionOf } from './redis-clients.js';
+import type { RedisCommands, RedisReply, RedisSubscription } from './redis-clients.js';
+import type { RedisClientLike, RedisSubscriberLike } from './redis-clients.js';
 
 /** The lock's lease options, which this store's options extend. */
 export type { LeaseOptions } from './lease.js';
 
-/** The commands the store sends; an ioredis `Redis` or `Cluster` has them. */
-export interface RedisClientLike {
-  /** `EVAL`: the store's writes, lock and release are Lua scripts, each atomic. */
-  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
-  /** `GET`: reads the pair. */
-  get(key: string): Promise<string | null>;
-}
-
-/** A connection in subscriber mode (ioredis: `redis.duplicate()`), for pub/sub. */
-export interface RedisSubscriberLike {
-  /** `SUBSCRIBE` to the account's channel. */
-  subscribe(channel: string): Promise<unknown>;
-  /** `UNSUBSCRIBE`, on `close()`. */
-  unsubscribe(channel: string): Promise<unknown>;
-  /** Adds the listener of published messages. */
-  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
-  /** Removes it, on `close()`. */
-  off(event: 'message', listener: (channel: string, message: string) => void): unknown;
-}
+/** The clients the store takes, as their shapes: neither ioredis nor node-redis is imported. */
+export type {
+  IoredisClientLike,
+  IoredisSubscriberLike,
+  NodeRedisClientLike,
+  NodeRedisClusterLike,
+  NodeRedisListener,
+  NodeRedisSubscriberLike,
+  RedisClientLike,
+  RedisSubscriberLike,
+} from './redis-clients.js';
 
 /** Options of {@link RedisTokenStore}. Only `prefix` is required. */
 export interface RedisTokenStoreOptions extends LeaseOptions {
@@ -48,8 +44,10 @@ export interface RedisTokenStoreOptions extends LeaseOptions {
   prefix: string;
   /**
    * A second connection, in subscriber mode, that the store listens on: every process then switches to a new pair
-   * as soon as it is written, and waiters for the lock wake when it is released instead of polling. The store never
-   * closes it; `close()` stops listening.
+   * as soon as it is written, and waiters for the lock wake when it is released instead of polling. With ioredis
+   * `redis.duplicate()`; with node-redis `client.duplicate()`, connected, or the cluster itself with
+   * `createCluster()` (it subscribes through a connection of its own). The store never closes it; `close()` stops
+   * listening.
    * @default none: waiters poll every `pollMs`, and processes learn of a new pair from their next 401
    */
   subscriber?: RedisSubscriberLike;
@@ -146,8 +144,9 @@ return 1`;
 /**
  * Keeps the pair in Redis, for processes on any number of hosts (containers, cluster workers, serverless). One
  * process renews at a time under a lock (`SET NX PX`, a fence one past both the last grant and the stored record's,
- * compare-and-delete release), and the others take its pair without calling the service. Takes your ioredis client;
- * ioredis stays an optional peer.
+ * compare-and-delete release), and the others take its pair without calling the service. Takes your client as it
+ * is: ioredis 5 or 6 (`Redis`, `Cluster`) or node-redis 4, 5 or 6 (`createClient()`, `createCluster()`), RESP2 or
+ * RESP3; both stay optional peers. A client it cannot use is refused at construction (see the constructor).
  *
  * @example
  * import Redis from 'ioredis';
@@ -155,12 +154,23 @@ return 1`;
  * const redis = new Redis(process.env.REDIS_URL);
  * const store = new RedisTokenStore(redis, { prefix: 'tokens:orders-service', subscriber: redis.duplicate() });
  * attachTokenAuth(api, { credentials, store });
+ *
+ * @example
+ * import { createClient } from 'redis';
+ * import { RedisTokenStore } from 'axios-token-keeper/redis-store';
+ * const client = createClient({ url: process.env.REDIS_URL });
+ * await client.connect();
+ * const subscriber = client.duplicate();
+ * await subscriber.connect();
+ * const store = new RedisTokenStore(client, { prefix: 'tokens:orders-service', subscriber });
+ * attachTokenAuth(api, { credentials, store });
  */
 export class RedisTokenStore implements TokenStore {
   private readonly keys: { pair: string; lock: string; fence: string; account: string };
   private readonly channel: string;
   private readonly options: Required<Omit<RedisTokenStoreOptions, 'subscriber'>>;
-  private readonly subscriber: RedisSubscriberLike | undefined;
+  private readonly client: RedisCommands;
+  private readonly subscriber: RedisSubscription | undefined;
   private readonly announcer = new Announcer();
   private readonly wakeup = new Wakeup();
   private listening: Promise<unknown> | undefined;
@@ -169,17 +179,16 @@ export class RedisTokenStore implements TokenStore {
   private closed = false;
 
   /**
-   * @param client An ioredis `Redis` or `Cluster` connection. The store never closes it.
+   * @param client An ioredis `Redis` or `Cluster` (5 or 6), or a node-redis client or cluster (4, 5 or 6) on which
+   * `connect()` was called. The store never closes it.
    * @param options `prefix` (required, one per account), an optional `subscriber` connection, and the timings.
-   * @throws TypeError when `client` is not a Redis client, `prefix` is missing, or an option is out of range.
+   * @throws TypeError, saying what to pass instead, when `client` is no Redis client, a node-redis client that is not
+   * open or in `legacyMode`, a closed ioredis connection or a connection in subscriber mode; when `subscriber` is no
+   * Redis connection, one that is not open or closed, or `client` itself (but for a node-redis cluster); when
+   * `prefix` is missing, or an option is out of range.
    */
-  constructor(
-    private readonly client: RedisClientLike,
-    options: RedisTokenStoreOptions,
-  ) {
-    if (typeof client?.eval !== 'function' || typeof client.get !== 'function') {
-      throw new TypeError('RedisTokenStore: the first argument must be an ioredis client, such as `new Redis(url)`.');
-    }
+  constructor(client: RedisClientLike, options: RedisTokenStoreOptions) {
+    this.client = commandsOf(client);
     // No options at all is a missing prefix, which the next check names.
     checkStoreOptions('RedisTokenStore', options ?? {}, REDIS_OPTIONS);
     if (typeof options?.prefix !== 'string' || options.prefix === '') {
@@ -192,13 +201,8 @@ export class RedisTokenStore implements TokenStore {
         'RedisTokenStore: `keyTtlMs` must be longer than `lockTtlMs`, or the fence could expire while a lock is held.',
       );
     }
-    if (options.subscriber !== undefined && typeof options.subscriber?.subscribe !== 'function') {
-      throw new TypeError(
-        'RedisTokenStore: `subscriber` must be a second ioredis connection, such as `redis.duplicate()`.',
-      );
-    }
     const { subscriber, prefix, ...timing } = options;
-    this.subscriber = subscriber;
+    this.subscriber = subscriber === undefined ? undefined : subscriptionOf(subscriber, client);
     const merged = { ...REDIS_DEFAULTS, ...timing };
     // PX and PEXPIRE take whole milliseconds.
     this.options = { ...merged, lockTtlMs: Math.ceil(merged.lockTtlMs), keyTtlMs: Math.ceil(merged.keyTtlMs), prefix };
@@ -236,7 +240,7 @@ export class RedisTokenStore implements TokenStore {
     const ttlMs = Math.ceil(record.expiresAt - Date.now());
     const keys = [this.keys.pair, this.keys.fence, this.keys.account];
     const args = [JSON.stringify(record), fence ?? '', Math.max(0, ttlMs)];
-    return (await this.command(this.client.eval(WRITE_ACCOUNT, 3, ...keys, ...args))) === 1;
+    return integer(await this.command(this.client.eval(WRITE_ACCOUNT, keys, args))) === 1;
   }
 
   /**
@@ -248,7 +252,7 @@ export class RedisTokenStore implements TokenStore {
     // Listening before the first try, so that the release is not missed; but never waiting on pub/sub for long.
     await settle(this.listen(), { ms: Math.min(this.options.pollMs, this.options.lockTimeoutMs) });
     const owner = randomUUID();
-    const release = () => this.command(this.client.eval(RELEASE, 1, this.keys.lock, owner, this.channel));
+    const release = () => this.command(this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]));
     const fence = await acquire(() => this.tryLock(owner), {
       ...this.options,
       request,
@@ -258,7 +262,7 @@ export class RedisTokenStore implements TokenStore {
       hearsReleases: () => this.subscribed,
     });
     const extend = async () =>
-      (await this.command(this.client.eval(EXTEND, 1, this.keys.lock, owner, this.options.lockTtlMs))) === 1;
+      integer(await this.command(this.client.eval(EXTEND, [this.keys.lock], [owner, this.options.lockTtlMs]))) === 1;
     const lease = keepAlive(extend, this.options.lockTtlMs);
     return {
       fence,
@@ -281,25 +285,25 @@ export class RedisTokenStore implements TokenStore {
     if (!this.subscriber || !this.listening) return;
     this.listening = undefined;
     this.subscribed = false;
-    this.subscriber.off('message', this.onMessage);
-    await this.subscriber.unsubscribe(this.channel);
+    await this.subscriber.stop();
   }
 
   private async tryLock(owner: string): Promise<Attempt<number>> {
     const keys = [this.keys.pair, this.keys.fence, this.keys.lock];
-    const [granted, value, record] = (await this.command(
-      this.client.eval(LOCK, 3, ...keys, owner, this.options.lockTtlMs, this.options.keyTtlMs),
-    )) as [number, number, string | null | undefined];
-    if (granted === 1) return { granted: value };
+    const answer = await this.command(
+      this.client.eval(LOCK, keys, [owner, this.options.lockTtlMs, this.options.keyTtlMs]),
+    );
+    const [granted, value, record] = Array.isArray(answer) ? answer : [];
+    if (integer(granted) === 1) return { granted: integer(value) };
     // Only a pair: a key found missing is an emptied Redis (a restart), not a logout, which publishes its own.
-    if (record) this.noticed(record);
+    if (typeof record === 'string' && record !== '') this.noticed(record);
     // PTTL is negative when the key went meanwhile: try again at once.
-    return { retryInMs: Math.max(0, value) };
+    return { retryInMs: Math.max(0, integer(value)) };
   }
 
   private async write(record: string, pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     const args = [record, fence ?? '', this.options.keyTtlMs, this.channel];
-    const outcome = await this.command(this.client.eval(WRITE, 2, this.keys.pair, this.keys.fence, ...args));
+    const outcome = integer(await this.command(this.client.eval(WRITE, [this.keys.pair, this.keys.fence], args)));
     if (outcome === -1)
       throw new Error(
         `${this.where()} holds something that is not a token record of this package; give the store another prefix or delete the key.`,
@@ -314,14 +318,12 @@ export class RedisTokenStore implements TokenStore {
     const subscriber = this.subscriber;
     if (!subscriber || this.closed) return Promise.resolve();
     if (!this.listening) {
-      subscriber.on('message', this.onMessage);
-      this.listening = subscriber.subscribe(this.channel).then(
+      this.listening = subscriber.listen(this.channel, this.onMessage).then(
         () => {
           this.subscribed = !this.closed;
         },
         () => {
           // Pub/sub only saves waiting; without it, polling and the re-read under the lock keep things right.
-          subscriber.off('message', this.onMessage);
           this.listening = undefined;
         },
       );
@@ -334,15 +336,14 @@ export class RedisTokenStore implements TokenStore {
    * that the processes that heard it do not all try at once; a new pair is read and announced, which ends the waits
    * it makes needless.
    */
-  private readonly onMessage = (channel: string, message: string): void => {
-    if (channel !== this.channel) return;
+  private readonly onMessage = (message: string): void => {
     if (message === 'released') this.wakeup.wake(Math.min(this.options.pollMs, RELEASE_SPREAD_MS));
     else if (message === 'changed') void this.pickUp();
   };
 
   /**
-   * A command's answer, or its error without what ioredis attaches to it: `command.args` holds the record written,
-   * tokens included.
+   * A command's answer, or its error without what the client attaches to it: ioredis' `command.args` holds the
+   * record written, tokens included. Only the message is kept, which no client fills with the arguments.
    */
   private async command<T>(reply: Promise<T>): Promise<T> {
     try {
@@ -373,4 +374,9 @@ export class RedisTokenStore implements TokenStore {
   private where(): string {
     return `The Redis key ${this.keys.pair}`;
   }
+}
+
+/** An integer reply, whether the client gave it as a number or as a string (ioredis' `stringNumbers`). */
+function integer(reply: RedisReply | undefined): number {
+  return typeof reply === 'number' ? reply : Number(reply);
 }
