@@ -73,6 +73,7 @@ describe('a fleet of 4 processes on a Redis killed mid-traffic and restarted emp
     expect(await read(key)).not.toBeNull();
 
     const during = keepBursting(fleet, 20);
+    // Pacing, not waiting for something: traffic under way when Redis goes, and an outage of a second, are the scenario.
     await sleep(100);
     await server().kill();
     await sleep(1_000);
@@ -220,6 +221,7 @@ async function lostLock(
 
   // Each process bursts on its own, not in rounds: none waits for the holder's burst to end before it sends again.
   const during = keepEachBursting(fleet, 10);
+  // Pacing: the bursts are under way when the tokens expire.
   await sleep(100);
   const expiredAt = Date.now();
   // The emulator counts a token call in `tokenCalls` once its latency has passed: as it is answered.
@@ -239,14 +241,15 @@ async function lostLock(
     () =>
       tokenCallsSinceExpiry().length === 1 &&
       fleet.workers.every((worker) => since('lock-requested', worker).length > 0),
-    2_000,
+    5_000,
   );
   // The outage comes right after a try of each waiter, none in flight: a release wakes the waiters (each tries within
   // 50 ms, and is refused), and the next try of each is 0.5 to 1 s away (20 x pollMs, with jitter).
   const tries = await watchLockTries(server().port);
   await withConnection(server().port, (client) => client.publish(`{${prefix}}:changed`, 'released'));
-  await until(() => tries.owners.size === others.length, 1_000);
-  // A waiter whose try the wake overtook tries once more, within the wake's 50 ms.
+  await until(() => tries.owners.size === others.length, 5_000);
+  // A waiter whose try the wake overtook tries once more, within the wake's 50 ms: a try that may or may not come,
+  // which no event announces, so the test lets that time pass.
   await sleep(100);
   tries.stop();
   await server().kill();
@@ -263,7 +266,7 @@ async function lostLock(
   // Empty: the lock, the fence and the pair are gone.
   expect(await read(key)).toBeNull();
   // Every process hears the pair the holder is about to write, which no token call has been answered with yet.
-  await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 4, 1_000);
+  await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 4, 5_000);
   expect(service.counters.tokenCalls - answeredBefore).toBe(0);
 
   // Settled: every call to the service answered, every lock granted released, the pair back in Redis.
@@ -277,6 +280,7 @@ async function lostLock(
       (await read(key)) !== null,
     15_000,
   );
+  // Pacing: a last moment of traffic on the settled fleet.
   await sleep(200);
   const around = await during.stop();
 

@@ -65,6 +65,25 @@ function connection(name?: string): Redis {
   return client;
 }
 
+/**
+ * Counts what a store sends on `client` (wrapped in place, before the store is made): its lock tries (the LOCK
+ * script's EVALs) and its reads of the pair (GETs), so that a test waits for the try or the read it means.
+ */
+function watched(client: Redis): { lockTries: number; reads: number } {
+  const seen = { lockTries: 0, reads: 0 };
+  const evaluate = client.eval.bind(client) as (script: string, ...rest: (string | number)[]) => Promise<unknown>;
+  const read = client.get.bind(client);
+  client.eval = ((script: string, ...rest: (string | number)[]) => {
+    if (script.includes("'NX', 'PX'")) seen.lockTries += 1;
+    return evaluate(script, ...rest);
+  }) as typeof client.eval;
+  client.get = (name: string) => {
+    seen.reads += 1;
+    return read(name);
+  };
+  return seen;
+}
+
 /** A second connection for pub/sub, as the README shows (`redis.duplicate()`); closed after the test. */
 function subscriberOf(client: Redis): Redis {
   const subscriber = client.duplicate();
@@ -252,14 +271,17 @@ describe('RedisTokenStore: pub/sub', () => {
     const holder = await deaf.lock();
     let released = false;
     let releasedWhenGranted: boolean | undefined;
-    const waiting = store({ pollMs: 20 })
+    const waiterClient = connection();
+    const waiter = watched(waiterClient);
+    const waiting = store({ pollMs: 20 }, waiterClient)
       .lock()
       .then((lock) => {
         releasedWhenGranted = released;
         undo.push(() => lock.release());
         return lock;
       });
-    await sleep(200);
+    // Several polls while the lock is held: none may take it.
+    await until(() => waiter.lockTries >= 4);
     released = true;
     await holder.release();
     await waiting;
@@ -395,9 +417,11 @@ describe('RedisTokenStore: when Redis fails', () => {
       const api = axios.create({ baseURL: service.url });
       // Without pub/sub, the read that comes with each refused try ends the wait; with it, the message does, before
       // any poll (a minute apart here).
+      const client = connection();
+      const sent = watched(client);
       const auth = attachTokenAuth(api, {
         credentials: { username: E2E_USER, password: E2E_PASSWORD },
-        store: store({ pubsub, pollMs: pubsub ? 60_000 : 50, lockTtlMs: 60_000 }),
+        store: store({ pubsub, pollMs: pubsub ? 60_000 : 50, lockTtlMs: 60_000 }, client),
       });
       undo.push(() => auth.eject());
       const failed: string[] = [];
@@ -411,9 +435,10 @@ describe('RedisTokenStore: when Redis fails', () => {
       });
       undo.push(() => other.eject());
 
+      const triesBefore = sent.lockTries;
       const pending = api.get('/orders');
-      await until(() => service.counters.unauthorized === 1);
-      await sleep(100);
+      // The refused request's renewal is waiting for the lock: it has tried it once, and found it held.
+      await until(() => sent.lockTries > triesBefore);
       await other.login();
       await store().set((await other.getTokens())!);
       const started = Date.now();
@@ -432,9 +457,11 @@ describe('RedisTokenStore: when Redis fails', () => {
   it('never takes back a pair it gave up: a logout waiting for the lock, a stale copy written back after a renewal', async () => {
     const service = await emulator();
     const api = axios.create({ baseURL: service.url });
+    const client = connection();
+    const sent = watched(client);
     const auth = attachTokenAuth(api, {
       credentials: { username: E2E_USER, password: E2E_PASSWORD },
-      store: store({ pubsub: true, pollMs: 20 }),
+      store: store({ pubsub: true, pollMs: 20 }, client),
     });
     undo.push(() => auth.eject());
     await api.get('/warm');
@@ -444,9 +471,11 @@ describe('RedisTokenStore: when Redis fails', () => {
     const renewed = await auth.getTokens();
 
     // A replica behind its master, or a write replayed after a reconnect, puts the first pair back and says so.
+    const readsBefore = sent.reads;
     await redis.set(key('pair'), first);
     await redis.publish(`{${prefix}}:changed`, 'changed');
-    await sleep(100);
+    // The message makes the store read the pair: the stale one it gave up, which it must not take back.
+    await until(() => sent.reads > readsBefore);
     await api.get('/after');
 
     expect(await auth.getTokens()).toEqual(renewed);
@@ -454,8 +483,9 @@ describe('RedisTokenStore: when Redis fails', () => {
 
     // A logout waits for the lock another process holds; every refused try reads the pair it is dropping.
     await redis.set(key('lock'), 'another-process', 'PX', 60_000);
+    const triesBefore = sent.lockTries;
     const loggingOut = auth.logout();
-    await sleep(200);
+    await until(() => sent.lockTries >= triesBefore + 2);
     expect(await auth.getTokens()).toBeNull();
     await redis.del(key('lock'));
     await loggingOut;
