@@ -356,7 +356,7 @@ describe('a refusal outside origins is said, once per origin', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('asks isTokenRejected, with the parsed body, whether the refusal looks like a token’s', async () => {
+  it('asks isTokenRejected whether a refusal outside origins looks like a token’s', async () => {
     const { auth, api } = rig({
       isTokenRejected: (error) => (error.response?.data as { code?: string })?.code === 'expired',
     });

@@ -21,6 +21,7 @@ import {
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 import { requireRedisServer, startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
+import { isLockScript } from '../harness/redis-clients.js';
 
 // Without redis-server this file fails here, once, with the command that installs it.
 requireRedisServer();
@@ -74,7 +75,7 @@ function watched(client: Redis): { lockTries: number; reads: number } {
   const evaluate = client.eval.bind(client) as (script: string, ...rest: (string | number)[]) => Promise<unknown>;
   const read = client.get.bind(client);
   client.eval = ((script: string, ...rest: (string | number)[]) => {
-    if (script.includes("'NX', 'PX'")) seen.lockTries += 1;
+    if (isLockScript(script)) seen.lockTries += 1;
     return evaluate(script, ...rest);
   }) as typeof client.eval;
   client.get = (name: string) => {

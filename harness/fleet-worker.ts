@@ -15,7 +15,7 @@ import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisClientLike, RedisSubscriberLike } from '../lib/stores/redis.js';
 import { E2E_PASSWORD, E2E_USER } from './account.js';
 import { maskSecrets } from './fleet.js';
-import { openRedis } from './redis-clients.js';
+import { isLockScript, openRedis } from './redis-clients.js';
 import type { FleetEvent, ParentMessage, RedisClientSettings, WorkerConfig, WorkerMessage } from './fleet.js';
 
 const CONFIG_VARIABLE = 'FLEET_WORKER_CONFIG';
@@ -107,10 +107,9 @@ const lockTries = { grants: 0, refused: 0 };
 function countLockTries(client: RedisClientLike): void {
   const method = 'getSlotMaster' in client && 'sendCommand' in client ? 'sendCommand' : 'eval';
   const send = (client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[method]!.bind(client);
-  const isLock = (arg: unknown): boolean => typeof arg === 'string' && arg.includes("'SET', KEYS[3]");
   const counting = async (...args: unknown[]): Promise<unknown> => {
     const reply = await send(...args);
-    if (args.flat().some(isLock) && Array.isArray(reply)) {
+    if (args.flat().some(isLockScript) && Array.isArray(reply)) {
       if (Number(reply[0]) === 1) lockTries.grants += 1;
       else lockTries.refused += 1;
     }

@@ -15,6 +15,11 @@ import type { IoredisClientLike, IoredisSubscriberLike, NodeRedisClientLike } fr
 import type { NodeRedisSubscriberLike, RedisClientLike, RedisSubscriberLike } from '../lib/stores/redis.js';
 
 /** The npm names of the clients: ioredis 5 (the peer) and 6, node-redis 4, 5 and 6. */
+/** Whether a command argument is RedisTokenStore's lock script (LOCK in lib/stores/redis.ts), to count lock tries. */
+export function isLockScript(arg: unknown): boolean {
+  return typeof arg === 'string' && arg.includes("'SET', KEYS[3]");
+}
+
 export type RedisLibrary = 'ioredis' | 'ioredis6' | 'redis4' | 'redis5' | 'redis6';
 
 /** Which client a test or a worker opens. */

@@ -16,6 +16,8 @@ export class Reports {
     failures: 0,
     waiting: 0,
   };
+  /** The origins a `warning` was said for. */
+  private readonly warned = new Set<string>();
 
   /** `budgetLeft` reads the calls the account's budget still allows, for `stats()`. */
   constructor(private readonly budgetLeft: () => TokenAuthStats['budget']) {}
@@ -41,10 +43,8 @@ export class Reports {
   /** A caller starts waiting for a renewal; the function returned says it stopped (the renewal ended, or it quit). */
   waiter(): () => void {
     this.counts.waiting += 1;
-    let waiting = true;
     return () => {
-      if (waiting) this.counts.waiting -= 1;
-      waiting = false;
+      this.counts.waiting -= 1;
     };
   }
 
@@ -99,8 +99,6 @@ export class Reports {
       "`authBaseURL` and of the instance's `baseURL` get it). Said once per origin.";
     this.warn({ code: 'ORIGIN_NOT_IN_ORIGINS', message, origin });
   }
-
-  private readonly warned = new Set<string>();
 
   private warn(warning: TokenAuthEvents['warning']): void {
     if (this.emitter.has('warning')) this.emitter.emit('warning', warning);

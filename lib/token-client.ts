@@ -11,13 +11,13 @@ import type { Credentials, ParsedTokens } from './types.js';
 import type { ResolvedOptions } from './options.js';
 
 /**
- * Which call a request of the private instance is, for the budget: its URL cannot tell when the login and the token
- * call share an endpoint (OAuth2). A string key, which every axios version keeps through its config merges.
+ * Called by each attempt of a call of the private instance as it leaves, first try and retries alike: it spends the
+ * budget for the call's operation (which the URL cannot tell when the login and the token call share an endpoint, as
+ * in OAuth2) and counts the attempt. A function under a string key, which every axios version's config merges pass
+ * on as it is, to the retries too.
  */
-const OPERATION = 'axiosTokenKeeperOperation';
-/** Told of each attempt of a call that leaves; a function, which config merges pass on as it is. */
 const ATTEMPT = 'axiosTokenKeeperAttempt';
-type OperationConfig = InternalAxiosRequestConfig & { [OPERATION]?: TokenOperation; [ATTEMPT]?: () => void };
+type AttemptConfig = InternalAxiosRequestConfig & { [ATTEMPT]?: () => void };
 
 /**
  * What a login or token call came to, filled in as it goes: the attempts that left (retries included; none when the
@@ -53,7 +53,7 @@ export class TokenClient {
   /** `spend` counts each call that leaves, retries too, against the account's budget, or refuses it by throwing. */
   constructor(
     private readonly options: ResolvedOptions,
-    spend: (operation: TokenOperation) => void,
+    private readonly spend: (operation: TokenOperation) => void,
   ) {
     this.http = axios.create({
       baseURL: options.authBaseURL,
@@ -70,8 +70,7 @@ export class TokenClient {
     }
     // Every call that leaves, first tries and retries alike, spends the account's budget; past it, none leaves.
     this.http.interceptors.request.use((config) => {
-      spend((config as OperationConfig)[OPERATION] ?? 'refresh');
-      (config as OperationConfig)[ATTEMPT]?.();
+      (config as AttemptConfig)[ATTEMPT]?.();
       return config;
     });
     axiosRetry(this.http, {
@@ -161,8 +160,11 @@ export class TokenClient {
       ({ data: body, status } = await this.http.request({
         ...config,
         method: 'POST',
-        [OPERATION]: operation,
-        [ATTEMPT]: () => void (outcome.attempts += 1),
+        // A call the budget refuses throws here, before it leaves, and is no attempt.
+        [ATTEMPT]: () => {
+          this.spend(operation);
+          outcome.attempts += 1;
+        },
       } as AxiosRequestConfig));
     } catch (error) {
       outcome.status = isAxiosError(error) ? error.response?.status : undefined;
