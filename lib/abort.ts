@@ -1,15 +1,33 @@
-import { CanceledError } from 'axios';
-import type { InternalAxiosRequestConfig } from 'axios';
-import { ABORTED, settle } from './deadline.js';
+import { AxiosError, CanceledError } from 'axios';
+import type { AxiosAdapter, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
+import { ABORTED, settle, TIMED_OUT } from './deadline.js';
 
 /**
- * Waits for `promise` on behalf of one request: if the request is aborted (AbortSignal or CancelToken) first,
- * it rejects at once as axios' CanceledError (or the CancelToken's own reason), while the shared promise goes on for
- * the others.
+ * When each request with an axios `timeout` must be done (epoch ms), counted from when it reached the plugin: the
+ * timeout bounds the whole request, its waits for a renewal and its replay included, as the app (or an ingress in
+ * front of it) expects.
+ */
+const deadlines = new WeakMap<InternalAxiosRequestConfig, number>();
+
+/** Starts the clock of `config`'s `timeout`, if it has one. */
+export function startDeadline(config: InternalAxiosRequestConfig): void {
+  if (config.timeout) deadlines.set(config, Date.now() + config.timeout);
+}
+
+/** The error axios gives a request whose `timeout` ran out, as its adapters make it. */
+function timedOut(config: InternalAxiosRequestConfig): AxiosError {
+  const code = config.transitional?.clarifyTimeoutError ? 'ETIMEDOUT' : 'ECONNABORTED';
+  return new AxiosError(config.timeoutErrorMessage || `timeout of ${config.timeout}ms exceeded`, code, config);
+}
+
+/**
+ * Waits for `promise` on behalf of one request: if the request is aborted (AbortSignal or CancelToken) first, it
+ * rejects at once as axios' CanceledError (or the CancelToken's own reason), and once its `timeout` runs out as axios'
+ * timeout error, while the shared promise goes on for the others.
  */
 export function abortable<T>(promise: Promise<T>, config: InternalAxiosRequestConfig): Promise<T> {
   const { signal, cancelToken } = config;
-  if (!signal && !cancelToken) return promise;
+  if (!signal && !cancelToken && !deadlines.has(config)) return promise;
   return untilAborted(promise, config);
 }
 
@@ -21,15 +39,37 @@ async function untilAborted<T>(promise: Promise<T>, config: InternalAxiosRequest
   if (signal?.aborted || cancelToken?.reason) abort();
   signal?.addEventListener?.('abort', abort);
   cancelToken?.subscribe(abort);
+  const deadline = deadlines.get(config);
   try {
-    const outcome = await settle(promise, { signal: aborted.signal });
-    if (outcome !== ABORTED) return outcome as T;
+    const ms = deadline === undefined ? Infinity : deadline - Date.now();
+    const outcome = await settle(promise, { signal: aborted.signal, ms });
+    if (outcome === TIMED_OUT) throw timedOut(config);
+    if (outcome !== ABORTED) return outcome;
     // eslint-disable-next-line @typescript-eslint/only-throw-error -- as axios: the CancelToken's own reason
     throw cancelToken?.reason ?? new CanceledError<unknown>(undefined, config);
   } finally {
     signal?.removeEventListener?.('abort', abort);
     cancelToken?.unsubscribe(abort);
   }
+}
+
+/**
+ * Sends `config` through `adapter` within what is left of its `timeout` after the waits before (the adapter is given
+ * the rest, and says "timeout of {the request's own} ms exceeded" as axios would); at once when nothing is left.
+ */
+export function sendWithin(adapter: AxiosAdapter, config: InternalAxiosRequestConfig): Promise<AxiosResponse> {
+  const deadline = deadlines.get(config);
+  if (deadline === undefined) return adapter(config);
+  const left = deadline - Date.now();
+  if (left <= 0) return Promise.reject(timedOut(config));
+  const { timeout, timeoutErrorMessage } = config;
+  config.timeoutErrorMessage = timeoutErrorMessage || `timeout of ${timeout}ms exceeded`;
+  config.timeout = Math.ceil(left);
+  // The caller's config is as it was once the send is over: a retry of its own starts from its own timeout.
+  return adapter(config).finally(() => {
+    config.timeout = timeout;
+    config.timeoutErrorMessage = timeoutErrorMessage;
+  });
 }
 
 /** Throws as axios would for a request aborted before it started, so that it starts no login or renewal. */
