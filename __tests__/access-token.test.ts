@@ -107,7 +107,7 @@ describe('auth.accessToken()', () => {
     expect(await auth.getTokens()).toBeNull();
   });
 
-  it('respects logout(): a call waiting for a login fails with LOGGED_OUT, and the next one logs in again', async () => {
+  it('respects logout(): a call waiting for a login fails with LOGGED_OUT, and so does the next until login()', async () => {
     const { service, auth } = rig();
     const answer = service.hold('token');
 
@@ -119,8 +119,11 @@ describe('auth.accessToken()', () => {
 
     const error = await waiting.catch((e: unknown) => e);
     expect(isTokenAuthError(error) && error.code).toBe('LOGGED_OUT');
-    const next = await auth.accessToken();
-    expect(next).toBe(service.issued[2]);
+    const after = await auth.accessToken().catch((e: unknown) => e);
+    expect(isTokenAuthError(after) && after.code).toBe('LOGGED_OUT');
+    expect(service.counters.loginCalls).toBe(1);
+    await auth.login();
+    expect(await auth.accessToken()).toBe(service.issued[2]);
     expect(service.counters.loginCalls).toBe(2);
   });
 });

@@ -249,8 +249,8 @@ describe('logout()', () => {
     expect(service.counters.refreshes).toBe(1);
 
     await auth.logout();
+    await auth.login();
     service.setAlwaysUnauthorized('/reports', false);
-    service.expireAccessTokens();
     await api.get('/orders');
     service.expireAccessTokens();
 

@@ -1,9 +1,10 @@
 import axios from 'axios';
 import type { AxiosError } from 'axios';
-import { attachTokenAuth, DEFAULTS, MemoryTokenStore } from '../lib/index.js';
+import { attachTokenAuth, DEFAULTS, isTokenAuthError, MemoryTokenStore } from '../lib/index.js';
 import type { TokenAuthEvents } from '../lib/index.js';
 import { API, PASSWORD, USERNAME } from './helpers/service.js';
 import { burst, fulfilled, rig, useNock } from './helpers/setup.js';
+import { failureOf } from './helpers/settled.js';
 
 useNock();
 
@@ -125,7 +126,7 @@ describe('attach and eject', () => {
 });
 
 describe('the handle', () => {
-  it('login() and refresh() call the service now; logout() drops the tokens so the next request logs in', async () => {
+  it('login() and refresh() call the service now; after logout() nothing signs in by itself until login()', async () => {
     const { service, api, auth } = rig();
 
     await auth.login();
@@ -137,6 +138,10 @@ describe('the handle', () => {
 
     await auth.logout();
     expect(await auth.getTokens()).toBeNull();
+    const signedOut = await failureOf(api.get('/orders'));
+    expect(isTokenAuthError(signedOut) && signedOut.code).toBe('LOGGED_OUT');
+    expect(service.counters).toMatchObject({ loginCalls: 1, refreshCalls: 1, dataCalls: 1 });
+    await auth.login();
     await api.get('/orders');
     expect(service.counters.loginCalls).toBe(2);
     // The default budget: 10 login calls and 30 token calls an hour, of which 2 and 1 were spent.
@@ -162,7 +167,7 @@ describe('the handle', () => {
     await api.get('/orders');
     await auth.logout();
     stops.forEach((stop) => stop());
-    await api.get('/orders');
+    await auth.login();
 
     expect(seen).toEqual([
       // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- jest types its asymmetric matchers as any

@@ -142,7 +142,13 @@ export interface WorkerConfig {
 export type FleetEvent =
   | { name: 'login' | 'refresh'; at: number; reason: RenewalReason; durationMs: number }
   | { name: 'load'; at: number }
-  | { name: 'failure'; at: number; operation: 'login' | 'refresh' | 'store'; code: TokenAuthErrorCode; message: string }
+  | {
+      name: 'failure';
+      at: number;
+      operation: 'login' | 'refresh' | 'logout' | 'store';
+      code: TokenAuthErrorCode;
+      message: string;
+    }
   /** `lock()` was called: a renewal waits for the lock from now. */
   | { name: 'lock-requested'; at: number }
   | { name: 'lock-acquired'; at: number; fence?: number }

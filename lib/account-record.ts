@@ -46,7 +46,16 @@ export function accountRecordIn(data: unknown): AccountRecord | undefined {
   const spentOk = typeof spent === 'object' && spent !== null && isNumbers(spent.login) && isNumbers(spent.refresh);
   const refusedOk =
     Array.isArray(record.refusedRefresh) && record.refusedRefresh.every((print) => typeof print === 'string');
-  if (!pauseOk || !refusalsOk || !spentOk || !refusedOk || typeof record.cookieRefreshRefused !== 'boolean') return;
+  const signedOutOk = record.signedOut === undefined || isNumber(record.signedOut);
+  if (
+    !pauseOk ||
+    !refusalsOk ||
+    !spentOk ||
+    !refusedOk ||
+    !signedOutOk ||
+    typeof record.cookieRefreshRefused !== 'boolean'
+  )
+    return;
   return record as AccountRecord;
 }
 

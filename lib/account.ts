@@ -24,6 +24,11 @@ const GIVEN_UP_KEPT = 16;
 /** How many refused refresh tokens the record remembers, and for how long after the last. */
 const REFUSED_REFRESH_KEPT = 8;
 const REFUSED_REFRESH_MS = 24 * 3_600_000;
+/**
+ * How long the record keeps a logout's word for a store that expires what it keeps: 30 days, as long as refresh tokens
+ * commonly live, so that a session the server did not end (a cookie left behind) is not taken back by itself.
+ */
+const SIGNED_OUT_MS = 30 * 24 * 3_600_000;
 
 /**
  * A refresh token's fingerprint for the record, which may be read by anyone who can read the store: 53 bits of a
@@ -54,6 +59,8 @@ export class Account {
   private readonly budget: TokenBudget | undefined;
   /** See {@link AccountRecord.cookieRefreshRefused}. */
   cookieRefreshRefused = false;
+  /** See {@link AccountRecord.signedOut}; and when. */
+  private signedOutAt: number | undefined;
   /** See {@link AccountRecord.refusedRefresh}; and when the last was refused. */
   private refusedRefresh: string[] = [];
   private refusedRefreshAt = 0;
@@ -63,15 +70,16 @@ export class Account {
   private readonly givenUpAccess: string[] = [];
 
   /**
-   * `onUse` hears of each pair taken into use, `fromStore` when another holder obtained it. `shared`: the guards are the
-   * account's, kept in a store every holder consults, which they say where they refuse a call.
+   * `onUse` hears of each pair taken into use, `fromStore` when another holder obtained it, and of each pair dropped
+   * (null). `shared`: the guards are the account's, kept in a store every holder consults, which they say where they
+   * refuse a call.
    */
   constructor(
     private readonly options: Pick<
       ResolvedOptions,
       'clock' | 'marginFor' | 'accessTokenLifetimeMs' | 'loginCooldownMs' | 'tokenBudget'
     >,
-    private readonly onUse: (pair: TokenPair, fromStore: boolean) => void,
+    private readonly onUse: (pair: TokenPair | null, fromStore: boolean) => void,
     readonly shared = false,
   ) {
     this.cooldown = new LoginCooldown(options.loginCooldownMs, options.clock, Math.random().toString(36).slice(2, 10));
@@ -89,6 +97,8 @@ export class Account {
     const inUse: PairInUse = { pair, generation: this.generation, renewAt: this.renewAt(pair) };
     this.giveUp();
     this.inUse = inUse;
+    // A pair in use, from this holder or another, is a sign-in: whoever signed out is signed in again.
+    this.signedOutAt = undefined;
     this.onUse(pair, fromStore);
     return inUse;
   }
@@ -99,6 +109,18 @@ export class Account {
     this.giveUp();
     this.inUse = null;
     this.generation += 1;
+    this.onUse(null, false);
+  }
+
+  /** `auth.logout()`: the pair dropped, and no token fetched by itself until a sign-in (a pair taken into use). */
+  signOut(): void {
+    this.drop();
+    this.signedOutAt = this.options.clock();
+  }
+
+  /** Signed out (by this holder or another of the store), and not signed in since: nothing renews by itself. */
+  get signedOut(): boolean {
+    return this.signedOutAt !== undefined;
   }
 
   /** This holder used `pair` before and has since replaced or dropped it: a stale copy, wherever it comes from. */
@@ -154,6 +176,7 @@ export class Account {
       ...refusals.uncured.map(([, until]) => until),
       ...[...spent.login, ...spent.refresh].map((at) => at + windowMs),
       remembered ? this.refusedRefreshAt + REFUSED_REFRESH_MS : 0,
+      (this.signedOutAt ?? -Infinity) + SIGNED_OUT_MS,
     );
     return {
       version: 1,
@@ -162,6 +185,7 @@ export class Account {
       spent,
       cookieRefreshRefused: this.cookieRefreshRefused,
       refusedRefresh: [...this.refusedRefresh],
+      ...(this.signedOutAt === undefined ? {} : { signedOut: this.signedOutAt }),
       expiresAt,
     };
   }
@@ -173,6 +197,10 @@ export class Account {
     if (this.budget) this.budget.state = record.spent;
     this.cookieRefreshRefused = record.cookieRefreshRefused;
     this.refusedRefresh = [...record.refusedRefresh];
+    // A sign-in anywhere clears the mark (under the lock), so a mark in the record is a logout after every pair held:
+    // the pair this holder still uses (it missed the store's word of the logout) goes too.
+    this.signedOutAt = record.signedOut;
+    if (record.signedOut !== undefined) this.drop();
     if (this.refusedRefresh.length > 0 || record.cookieRefreshRefused)
       this.refusedRefreshAt = Math.max(this.refusedRefreshAt, record.expiresAt - REFUSED_REFRESH_MS);
   }

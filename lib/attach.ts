@@ -1,5 +1,6 @@
 import { getAdapter } from 'axios';
 import type { AxiosAdapter, AxiosInstance, AxiosRequestConfig, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
+import { sendWithin, startDeadline } from './abort.js';
 import type { PairInUse } from './account.js';
 import { resolveOptions } from './options.js';
 import { OriginPolicy } from './origins.js';
@@ -100,23 +101,28 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
       return adapter(config).catch((error: unknown) => replays.outside(error, config));
     }
     guardRedirects(config);
+    startDeadline(config);
     const ready = renewals.ready(config);
-    if (ready) return attempt(adapter, config, ready, false);
+    if (ready) return attempt(adapter, config, ready, false, false);
     return renewals
       .grant(config)
-      .then((granted) => attempt(adapter, config, renewals.freshest(granted), false), replays.masked);
+      .then((granted) => attempt(adapter, config, renewals.freshest(granted), false, true), replays.masked);
   };
 
-  /** One send with `inUse`'s token; after a refusal, the next with the pair the replays give, or the refusal. */
+  /**
+   * One send with `inUse`'s token; after a refusal, the next with the pair the replays give, or the refusal. `waited`:
+   * the request waited for a renewal before, which its `timeout` counts.
+   */
   const attempt = (
     adapter: AxiosAdapter,
     config: InternalAxiosRequestConfig,
     inUse: PairInUse,
     replay: boolean,
+    waited: boolean,
   ): Promise<AxiosResponse> => {
     const ticket = replays.ticket(inUse, replay);
     resolved.applyToken(config, inUse.pair.access);
-    const sent = adapter(config);
+    const sent = waited ? sendWithin(adapter, config) : adapter(config);
     // A replay accepted is a renewal that cured a refusal, which the back-off waits for; a first send is not.
     const answered = replay
       ? sent.then((response) => {
@@ -125,7 +131,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
         })
       : sent;
     return answered.catch(async (error: unknown) =>
-      attempt(adapter, config, await replays.recover(error, ticket, config, isEjected), true),
+      attempt(adapter, config, await replays.recover(error, ticket, config, isEjected), true, true),
     );
   };
 
@@ -156,6 +162,8 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     refresh: () => renewals.refresh(),
     logout: () => renewals.logout(),
     flush: () => renewals.flush(),
+    getState: () => renewals.signInState(),
+    subscribe: (listener) => renewals.signIn.subscribe(listener),
     on: (event, listener) => reports.on(event, listener),
     stats: () => reports.stats(),
   };

@@ -16,8 +16,13 @@ export type TokenAuthErrorCode =
   | 'STORE_FAILED'
   /** `tokenBudget` refused a login or token call before it left, to keep the account clear of suspension. */
   | 'TOKEN_BUDGET_EXCEEDED'
-  /** `auth.logout()` was called while the request waited for tokens; what was obtained meanwhile was dropped. */
-  | 'LOGGED_OUT';
+  /**
+   * Signed out: `auth.logout()` was called (while the request waited for tokens, or before it, by this holder or
+   * another of the store), and nothing signs in by itself until `auth.login()`, `auth.setTokens()` or `auth.refresh()`.
+   */
+  | 'LOGGED_OUT'
+  /** The logout call of `logoutRequest` answered 4xx: the tokens were dropped here, the server may keep the session. */
+  | 'LOGOUT_REJECTED';
 
 const NAME = 'TokenAuthError';
 

@@ -60,11 +60,14 @@ export interface TokenAuthEvents {
     /** The request's URL as configured, with any token in it masked. */
     url: string;
   };
-  /** A login, token call or store operation failed; a failed call also says what a {@link TokenCallReport} says. */
+  /**
+   * A login, token call, logout call or store operation failed; a failed call also says what a
+   * {@link TokenCallReport} says.
+   */
   failure:
     | (TokenCallReport & {
         /** What failed. */
-        operation: TokenOperation;
+        operation: TokenOperation | 'logout';
         /** The error's code, for a `switch`. */
         code: TokenAuthErrorCode;
         /** The error the waiting requests got. */
@@ -120,6 +123,26 @@ export interface TokenAuthStats {
   budget: Record<TokenOperation, number> | undefined;
 }
 
+/**
+ * Where the sign-in stands, for a UI:
+ * - `signed-out`: no tokens held and none being fetched; the sign-in form.
+ * - `signing-in`: none held, one being fetched: a login, a token call from a cookie at start-up (`auth.refresh()`), or
+ *   the first read of the store.
+ * - `signed-in`: tokens held (renewed when due, without a state of their own until then).
+ * - `renewing`: tokens held, and new ones being fetched.
+ */
+export type TokenAuthStatus = 'signed-out' | 'signing-in' | 'signed-in' | 'renewing';
+
+/** What {@link TokenAuth.getState} returns: a snapshot, the same object until something changes. */
+export interface TokenAuthState {
+  readonly status: TokenAuthStatus;
+  /**
+   * Why the last sign-in or renewal failed (a rejected password, an unreachable service), until another starts or
+   * tokens come; absent otherwise. A logout is no failure.
+   */
+  readonly error?: TokenAuthError;
+}
+
 /** What {@link attachTokenAuth} returns. */
 export interface TokenAuth {
   /** Removes the plugin's interceptor; the instance is as before, and may be attached again. */
@@ -137,7 +160,9 @@ export interface TokenAuth {
   getTokens(): Promise<TokenPair | null>;
   /**
    * Logs in now, even during the cooldown after a rejected login: with `credentials` when given (a sign-in form's,
-   * used for this login only and not kept), else with the `credentials` option.
+   * used for this login only and not kept), else with the `credentials` option. A sign-in with `credentials` a person
+   * typed is never refused by `tokenBudget`, nor does its rejection pause anything: those guard the calls the plugin
+   * makes by itself, and repeated wrong passwords are the provider's to judge.
    */
   login(credentials?: Credentials): Promise<void>;
   /**
@@ -148,8 +173,25 @@ export interface TokenAuth {
   setTokens(tokens: ParsedTokens | TokenPair): Promise<void>;
   /** Renews the access token now through the refresh token (or a login when there is none or it is refused). */
   refresh(): Promise<void>;
-  /** Drops the tokens from memory and the store; the next request logs in again. */
+  /**
+   * Signs out: drops the tokens from memory and the store, and from then on no token is fetched by itself, here or in
+   * any holder of the store that keeps the account's record (tabs, processes), cookie mode included, until
+   * `login()`, `setTokens()` or `refresh()`: a request fails with `LOGGED_OUT`. With the `logoutRequest` option, the
+   * server is told once (to clear a cookie, revoke the refresh token); when that call fails, the tokens are still
+   * dropped here and the promise rejects with its error.
+   */
   logout(): Promise<void>;
+  /**
+   * Where the sign-in stands: the same object until something changes, so that React's
+   * `useSyncExternalStore(auth.subscribe, auth.getState)` works as it is. Both are bound: pass them as they are.
+   *
+   * @example
+   * const { status, error } = useSyncExternalStore(auth.subscribe, auth.getState);
+   * if (status === 'signed-out') return <SignIn error={error} />;
+   */
+  getState(): TokenAuthState;
+  /** Calls `listener` after each change of {@link TokenAuth.getState}, in any tab of a shared store; returns the function that stops it. */
+  subscribe(listener: () => void): () => void;
   /**
    * Resolves once the pair of the last renewal is written to the store and its lock released. A renewal hands the
    * new pair to the waiting requests as soon as the service answers and writes it after: await this before

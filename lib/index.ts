@@ -14,7 +14,9 @@ export type {
   RenewalReason,
   TokenAuth,
   TokenAuthEvents,
+  TokenAuthState,
   TokenAuthStats,
+  TokenAuthStatus,
   TokenAuthWarningCode,
   TokenCallReport,
 } from './handle.js';
@@ -32,6 +34,7 @@ export type {
 export type {
   Credentials,
   CredentialsSource,
+  LogoutRequest,
   ParsedTokens,
   TokenAuthOptions,
   TokenBudgetLimits,

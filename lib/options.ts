@@ -64,11 +64,19 @@ export const DEFAULTS = Object.freeze({
 export type ResolvedOptions = Required<
   Omit<
     TokenAuthOptions,
-    'authBaseURL' | 'origins' | 'tokenBudget' | 'store' | 'expiryMarginMs' | 'credentials' | 'loginRequest'
+    | 'authBaseURL'
+    | 'origins'
+    | 'tokenBudget'
+    | 'store'
+    | 'expiryMarginMs'
+    | 'credentials'
+    | 'loginRequest'
+    | 'logoutRequest'
   >
 > & {
   credentials?: CredentialsSource;
   loginRequest?: TokenAuthOptions['loginRequest'];
+  logoutRequest?: TokenAuthOptions['logoutRequest'];
   authBaseURL: string;
   /** No `authBaseURL` was given: messages about the token calls' address say it is the instance's `baseURL`. */
   authBaseURLFromBaseURL: boolean;
@@ -86,6 +94,7 @@ export type ResolvedOptions = Required<
 const OPTION_NAMES = {
   credentials: true,
   loginRequest: true,
+  logoutRequest: true,
   refreshTokenInCookie: true,
   authBaseURL: true,
   loginPath: true,
@@ -193,6 +202,7 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   checkKeys(options);
   for (const name of [
     'loginRequest',
+    'logoutRequest',
     'refreshRequest',
     'parseTokens',
     'applyToken',

@@ -162,8 +162,8 @@ export function instrumentTokenAuth(auth: TokenAuth, options: TokenAuthTelemetry
     auth.on('login', (call) => ended('login', call, {})),
     auth.on('refresh', (call) => ended('refresh', call, { 'token_keeper.rotated': call.rotated })),
     auth.on('failure', (event) => {
-      // A store failure is no login or token call: its `failure` event and `stats()` report it.
-      if (event.operation !== 'store') ended(event.operation, event, {}, event.error);
+      // A store failure is no login or token call, nor is a logout call: their `failure` event and `stats()` report them.
+      if (event.operation !== 'store' && event.operation !== 'logout') ended(event.operation, event, {}, event.error);
     }),
     auth.on('replay', ({ method }) => replays.add(1, { ...base, 'http.request.method': method })),
   ];

@@ -4,15 +4,16 @@ import { keepsAccount } from './account-record.js';
 import type { PairInUse } from './account.js';
 import { abortable, throwIfCanceled } from './abort.js';
 import { credentialsFor } from './credentials.js';
-import { hasCode, TokenAuthError } from './errors.js';
+import { hasCode, isTokenAuthError, TokenAuthError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import { pairFromAnswer } from './parse.js';
 import type { SecretList } from './redact.js';
 import type { Reports } from './reports.js';
+import { SignInState } from './sign-in-state.js';
 import { StoreLink, StoreTurn } from './store-link.js';
 import { MemoryTokenStore } from './stores/memory.js';
 import type { CallOutcome, TokenClient } from './token-client.js';
-import type { RenewalReason, TokenCallReport } from './handle.js';
+import type { RenewalReason, TokenAuthState, TokenCallReport } from './handle.js';
 import type { Credentials, ParsedTokens } from './types.js';
 import type { TokenPair } from './store-contract.js';
 
@@ -80,6 +81,11 @@ const ignore = (): void => {};
  */
 export class Renewals {
   readonly account: Account;
+  /** What a UI renders: signed out, signing in, signed in, renewing. */
+  readonly signIn = new SignInState(() => ({
+    held: this.account.current !== null,
+    busy: this.state.name === 'renewing' || !this.link.loaded,
+  }));
   private readonly link: StoreLink;
   private state: RenewalState = { name: 'idle' };
   /** Bumped by logout(): a renewal that started before it must not bring the old account back. */
@@ -102,7 +108,11 @@ export class Renewals {
     this.account = new Account(
       options,
       (pair, fromStore) => {
-        if (!secrets.remember(pair) && fromStore) reports.load(pair);
+        if (pair && !secrets.remember(pair) && fromStore) reports.load(pair);
+        // A pair another holder (a tab) brought ends a failure here too; a drop may be its logout. A renewal of this
+        // holder's tells the state once, as it ends, not as it takes its pair.
+        if (pair) this.signIn.failed(undefined, false);
+        if (this.state.name !== 'renewing') this.signIn.update();
       },
       shared,
     );
@@ -114,6 +124,8 @@ export class Renewals {
       secrets,
       (e) => reports.storeFailure(e),
     );
+    if (!options.store) this.link.startEmpty();
+    this.signIn.update();
   }
 
   /**
@@ -161,6 +173,12 @@ export class Renewals {
     }
   }
 
+  /** Where the sign-in stands; the first call reads the store, as a UI's first render needs. */
+  signInState(): TokenAuthState {
+    if (!this.link.loaded) void this.link.load().then(() => this.signIn.update());
+    return this.signIn.get();
+  }
+
   /** The renewal under way, if any. */
   get renewal(): Promise<PairInUse> | undefined {
     return this.state.name === 'renewing' ? this.state.renewal : undefined;
@@ -186,6 +204,7 @@ export class Renewals {
     if (!this.link.loaded) await this.link.load();
     const inUse = this.account.current;
     if (inUse && !this.account.expired(inUse)) return inUse;
+    if (this.account.signedOut) throw signedOut();
     return this.wait(this.renew(inUse ? 'expired' : 'no-token'), config);
   }
 
@@ -221,7 +240,8 @@ export class Renewals {
   }
 
   async login(credentials?: Credentials): Promise<void> {
-    await this.idle();
+    // Without a renewal to wait for, it starts at once: `getState()` says `signing-in` as soon as this returns.
+    if (this.renewal) await this.idle();
     if (credentials) this.account.refusals.forget();
     await this.wait(this.renew('manual', 'login', credentials));
     await this.link.settled();
@@ -246,24 +266,51 @@ export class Renewals {
   }
 
   async refresh(): Promise<void> {
-    await this.idle();
+    // As login(): a restore at start-up is `signing-in` before the first render, with no flash of a sign-in form.
+    if (this.renewal) await this.idle();
     await this.wait(this.renew('manual', 'refresh'));
     await this.link.settled();
   }
 
   async logout(): Promise<void> {
-    this.account.drop();
+    const held = this.account.current?.pair ?? null;
+    const signOut = (): void => {
+      this.account.signOut();
+      this.account.refusals.forget();
+    };
+    signOut();
     this.epochCount += 1;
-    this.account.refusals.forget();
+    this.signIn.failed(undefined);
     // Under the store's lock: a renewal that another holder (tab, process) is running ends first, so that its pair
     // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT; the
-    // turn's clear comes after the writes of the turns before it. The next login may be another account, whose
-    // refusals are its own: every holder forgets them.
+    // turn's clear comes after the writes of the turns before it. The record says every holder is signed out; the
+    // next login may be another account, whose refusals are its own: every holder forgets them.
     const turn = await this.link.turn();
-    await this.withAccount(turn, () => this.account.refusals.forget());
+    await this.withAccount(turn, signOut);
     await turn.clear();
     await turn.end();
     this.reports.logout();
+    await this.tellLogout(held);
+  }
+
+  /** Tells the server of the logout through `logoutRequest`, once; a failure is reported and thrown, after it. */
+  private async tellLogout(pair: TokenPair | null): Promise<void> {
+    const outcome: CallOutcome = { attempts: 0, status: undefined };
+    const started = this.options.clock();
+    try {
+      await this.client.logout(pair, outcome);
+    } catch (error) {
+      const call = { reason: 'manual' as const, waiting: 0, durationMs: this.options.clock() - started, ...outcome };
+      const told = isTokenAuthError(error)
+        ? new TokenAuthError(
+            error.code,
+            `${error.message} The tokens were dropped here, but the server may still hold the session (a cookie, the ` +
+              'refresh token): call `auth.logout()` again to tell it.',
+            { cause: error.cause, ...(error.status === undefined ? {} : { status: error.status }) },
+          )
+        : error;
+      throw this.reports.failure('logout', told, call);
+    }
   }
 
   async tokens(): Promise<TokenPair | null> {
@@ -291,6 +338,7 @@ export class Renewals {
       waiters,
     });
     this.state = { name: 'renewing', reason, renewal, waiters };
+    this.signIn.update();
     // Waiters may all have been aborted: the shared promise must not become an unhandled rejection.
     renewal.then(
       () => this.settle(renewal, { name: 'idle' }),
@@ -304,7 +352,12 @@ export class Renewals {
   }
 
   private settle(renewal: Promise<PairInUse>, next: RenewalState): void {
-    if (this.state.name === 'renewing' && this.state.renewal === renewal) this.state = next;
+    if (this.state.name !== 'renewing' || this.state.renewal !== renewal) return;
+    this.state = next;
+    // A renewal that a logout ended failed for no reason a UI should show.
+    const error = next.name === 'failed' && isTokenAuthError(next.error) ? next.error : undefined;
+    if (error && error.code !== 'LOGGED_OUT') this.signIn.failed(error);
+    else this.signIn.update();
   }
 
   /** Resolves once no renewal is under way. */
@@ -339,6 +392,8 @@ export class Renewals {
     scope: Scope,
   ): Promise<PairInUse> {
     const { turn, epoch } = scope;
+    // Signed out, here or (as the record read for this turn says) by another holder: only the user signs in again.
+    if (mode === 'auto' && this.account.signedOut) throw signedOut();
     const stored = await this.link.read(turn);
     // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
     if (mode === 'auto' && stored && stored.access !== refused?.access && !this.account.expired(stored))
@@ -390,6 +445,8 @@ export class Renewals {
   private async loginWith(reason: RenewalReason, mode: Mode, scope: Scope): Promise<PairInUse> {
     const paused = mode === 'login' ? undefined : this.account.cooldown.pending();
     if (paused) throw paused;
+    // Credentials a person just typed: neither the budget nor the login pause is theirs (see TokenAuth.login).
+    const typed = scope.credentials !== undefined;
     const outcome: CallOutcome = { attempts: 0, status: undefined };
     let credentials: Credentials;
     const asked = this.options.clock();
@@ -404,9 +461,9 @@ export class Renewals {
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
-      parsed = await this.client.login(credentials, outcome);
+      parsed = await this.client.login(credentials, outcome, !typed);
     } catch (error) {
-      if (error instanceof TokenAuthError) this.account.cooldown.rejected(error);
+      if (error instanceof TokenAuthError && !typed) this.account.cooldown.rejected(error);
       throw this.reports.failure('login', error, this.callReport(reason, outcome, started, scope));
     }
     this.account.cooldown.succeeded();
@@ -454,4 +511,13 @@ export class Renewals {
     if (this.account.current?.pair.access === dead.access) this.account.drop();
     if (stored?.access === dead.access) await scope.turn.clear();
   }
+}
+
+/** Why nothing renews by itself after `auth.logout()`. */
+function signedOut(): TokenAuthError {
+  return new TokenAuthError(
+    'LOGGED_OUT',
+    'Signed out: `auth.logout()` was called (by this holder or another sharing the store), so no token is fetched by ' +
+      'itself until `auth.login()`, `auth.setTokens()` or `auth.refresh()`.',
+  );
 }

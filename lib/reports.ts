@@ -69,7 +69,7 @@ export class Reports {
   }
 
   /** Counts and announces a failed login or token call, with what it did; returns the error the waiters get. */
-  failure(operation: TokenOperation, error: unknown, call: TokenCallReport): unknown {
+  failure(operation: TokenOperation | 'logout', error: unknown, call: TokenCallReport): unknown {
     if (error instanceof TokenAuthError) {
       this.counts.failures += 1;
       this.emitter.emit('failure', { operation, code: error.code, error, ...call });

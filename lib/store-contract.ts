@@ -131,6 +131,11 @@ export interface AccountRecord {
    * logs in rather than sending it again.
    */
   refusedRefresh: string[];
+  /**
+   * When `auth.logout()` signed the account out (epoch ms); absent once anyone signed in since. While it is there, no
+   * holder fetches a token by itself.
+   */
+  signedOut?: number;
   /** After this (epoch ms) the record says nothing any more: every pause, back-off and spent call has lapsed. */
   expiresAt: number;
 }

@@ -79,6 +79,12 @@ export class StoreLink {
     return this.loadedOnce;
   }
 
+  /** The store is a new one that nobody else holds (the default memory store): there is nothing to read. */
+  startEmpty(): void {
+    this.loadedOnce = true;
+    this.loading = Promise.resolve();
+  }
+
   /** Reads the stored pair once, for the first requests. */
   load(): Promise<void> {
     return (this.loading ??= (async () => {
@@ -89,8 +95,8 @@ export class StoreLink {
           whenUnanswered(() => (this.silentAtLoad = true)),
         ),
       );
-      if (pair && !this.account.current) this.account.use(pair, true);
       this.loadedOnce = true;
+      if (pair && !this.account.current) this.account.use(pair, true);
     })());
   }
 

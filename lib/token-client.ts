@@ -2,12 +2,12 @@ import axios, { isAxiosError } from 'axios';
 import type { AxiosError, AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
 import axiosRetry, { exponentialDelay, isNetworkError, retryAfter } from 'axios-retry';
 import { base64FromUtf8, utf8FromBase64Url } from './base64.js';
-import type { TokenOperation } from './store-contract.js';
+import type { TokenOperation, TokenPair } from './store-contract.js';
 import { TokenAuthError } from './errors.js';
 import type { TokenAuthErrorCode } from './errors.js';
 import { describeShape } from './parse.js';
 import { Mask } from './redact.js';
-import type { Credentials, ParsedTokens } from './types.js';
+import type { Credentials, LogoutRequest, ParsedTokens } from './types.js';
 import type { ResolvedOptions } from './options.js';
 
 /**
@@ -28,7 +28,20 @@ export interface CallOutcome {
   status: number | undefined;
 }
 
-const REJECTED: Record<TokenOperation, TokenAuthErrorCode> = { login: 'LOGIN_REJECTED', refresh: 'REFRESH_REJECTED' };
+/** The calls the client makes: the two that generate a token, and the logout. */
+type Operation = TokenOperation | 'logout';
+
+const REJECTED: Record<Operation, TokenAuthErrorCode> = {
+  login: 'LOGIN_REJECTED',
+  refresh: 'REFRESH_REJECTED',
+  logout: 'LOGOUT_REJECTED',
+};
+/** What each call is, in a message, and the option that sets its path. */
+const CALLS: Record<Operation, [what: string, path: string]> = {
+  login: ['login', '`loginPath`'],
+  refresh: ['token', '`tokenPath`'],
+  logout: ['logout', 'the `path` that `logoutRequest` returns'],
+};
 
 /** 4xx other than timeouts and rate limits: the service refused what we sent, and sending it again won't help. */
 function isRefusal(status: number): boolean {
@@ -110,8 +123,10 @@ export class TokenClient {
       : '';
   }
 
-  /** The login call; `outcome` is filled in as it goes. */
-  login(credentials: Credentials, outcome: CallOutcome): Promise<ParsedTokens> {
+  /**
+   * The login call; `outcome` is filled in as it goes. `guarded`: the budget counts it (not a sign-in a person typed).
+   */
+  login(credentials: Credentials, outcome: CallOutcome, guarded = true): Promise<ParsedTokens> {
     const url = this.options.loginPath;
     const custom = this.options.loginRequest;
     if (custom) {
@@ -120,14 +135,14 @@ export class TokenClient {
       const secrets = [credentials.password, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
       const basic = headers?.Authorization ?? headers?.authorization;
       if (basic?.startsWith('Basic ')) secrets.push(...basicSecrets(basic));
-      return this.call('login', { url, data, headers, params, withCredentials }, secrets, outcome);
+      return this.call('login', { url, data, headers, params, withCredentials }, secrets, outcome, guarded);
     }
     const basic = `Basic ${base64FromUtf8(`${credentials.username}:${credentials.password}`)}`;
     // The raw password too: an answer may quote what it was sent.
     const secrets = [basic, basic.slice(6), `${credentials.username}:${credentials.password}`, credentials.password];
     // With the refresh token in a cookie, the login is what sets it: cross-origin, that needs withCredentials.
     const withCredentials = this.options.refreshTokenInCookie;
-    return this.call('login', { url, headers: { Authorization: basic }, withCredentials }, secrets, outcome);
+    return this.call('login', { url, headers: { Authorization: basic }, withCredentials }, secrets, outcome, guarded);
   }
 
   /**
@@ -147,30 +162,61 @@ export class TokenClient {
     return this.call('refresh', config, secrets, outcome);
   }
 
+  /**
+   * The logout call `logoutRequest` makes of `pair` (the pair held, or null), if it makes one: once, never retried,
+   * outside the budget (it generates no token). `outcome` is filled in as it goes.
+   */
+  async logout(pair: TokenPair | null, outcome: CallOutcome): Promise<void> {
+    const tokens = [pair?.access, pair?.refresh].filter((token): token is string => token !== undefined);
+    let request: LogoutRequest | null | undefined;
+    try {
+      request = this.options.logoutRequest?.(pair);
+    } catch (error) {
+      throw error instanceof Error ? new Mask(tokens).copy(error) : error;
+    }
+    if (!request) return;
+    const { path: url, data, headers, params, withCredentials = this.options.refreshTokenInCookie } = request;
+    const secrets = [...tokens, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
+    await this.send('logout', { url, data, headers, params, withCredentials }, secrets, outcome, false);
+  }
+
+  /** Sends a call of `operation` and gives its answer; a failure as the TokenAuthError that names it. */
+  private async send(
+    operation: Operation,
+    config: AxiosRequestConfig,
+    sent: string[],
+    outcome: CallOutcome,
+    guarded: boolean,
+  ): Promise<{ body: unknown; status: number }> {
+    try {
+      const { data: body, status } = await this.http.request<unknown>({
+        ...config,
+        method: 'POST',
+        // A call the budget refuses throws here, before it leaves, and is no attempt.
+        [ATTEMPT]: () => {
+          if (guarded && operation !== 'logout') this.spend(operation);
+          outcome.attempts += 1;
+        },
+        // The logout goes once: the tokens are dropped already, and a user waits for the sign-out.
+        ...(operation === 'logout' ? { 'axios-retry': { retries: 0 } } : {}),
+      } as AxiosRequestConfig);
+      outcome.status = status;
+      return { body, status };
+    } catch (error) {
+      outcome.status = isAxiosError(error) ? error.response?.status : undefined;
+      throw this.failure(operation, config, error, sent);
+    }
+  }
+
   private async call(
     operation: TokenOperation,
     config: AxiosRequestConfig,
     sent: string[],
     outcome: CallOutcome,
+    guarded = true,
   ): Promise<ParsedTokens> {
     const where = `POST ${this.address(config)}`;
-    let body: unknown;
-    let status: number;
-    try {
-      ({ data: body, status } = await this.http.request({
-        ...config,
-        method: 'POST',
-        // A call the budget refuses throws here, before it leaves, and is no attempt.
-        [ATTEMPT]: () => {
-          this.spend(operation);
-          outcome.attempts += 1;
-        },
-      } as AxiosRequestConfig));
-    } catch (error) {
-      outcome.status = isAxiosError(error) ? error.response?.status : undefined;
-      throw this.failure(operation, config, error, sent);
-    }
-    outcome.status = status;
+    const { body, status } = await this.send(operation, config, sent, outcome, guarded);
     let parsed: ParsedTokens | null | undefined;
     let cause: unknown;
     try {
@@ -190,12 +236,7 @@ export class TokenClient {
     return parsed;
   }
 
-  private failure(
-    operation: TokenOperation,
-    config: AxiosRequestConfig,
-    error: unknown,
-    sent: string[],
-  ): TokenAuthError {
+  private failure(operation: Operation, config: AxiosRequestConfig, error: unknown, sent: string[]): TokenAuthError {
     if (error instanceof TokenAuthError) return error;
     const url = this.address(config);
     const where = `POST ${url}`;
@@ -229,10 +270,10 @@ export class TokenClient {
     const said = detail === undefined ? '' : `: "${detail}"`;
     // No such endpoint: a wrong address, which no credentials or refresh token would cure.
     if (response.status === 404 || response.status === 405) {
-      const path = operation === 'login' ? '`loginPath`' : '`tokenPath`';
+      const [what, path] = CALLS[operation];
       return new TokenAuthError(
         'TOKEN_ENDPOINT_NOT_FOUND',
-        `The token service has no ${operation === 'login' ? 'login' : 'token'} call at ${url} (HTTP ${response.status}${said}). ` +
+        `The token service has no ${what} call at ${url} (HTTP ${response.status}${said}). ` +
           `Check \`authBaseURL\` and ${path}.${this.fromBaseURL()}`,
         { cause, status: response.status },
       );
@@ -244,7 +285,7 @@ export class TokenClient {
           : '';
       return new TokenAuthError(
         REJECTED[operation],
-        `The token service rejected the ${operation === 'login' ? 'login' : 'refresh token'} (${where}, HTTP ${response.status}${said}).${fix}`,
+        `The token service rejected the ${operation === 'refresh' ? 'refresh token' : operation} (${where}, HTTP ${response.status}${said}).${fix}`,
         {
           cause,
           status: response.status,

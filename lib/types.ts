@@ -1,5 +1,5 @@
 import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
-import type { TokenStore } from './store-contract.js';
+import type { TokenPair, TokenStore } from './store-contract.js';
 
 declare module 'axios' {
   interface AxiosRequestConfig {
@@ -64,6 +64,12 @@ export interface TokenCallRequest {
   withCredentials?: boolean;
 }
 
+/** What `logoutRequest` returns: where the logout call goes, under `authBaseURL`, and what it sends. */
+export interface LogoutRequest extends TokenCallRequest {
+  /** The path of the call (`POST`), relative to `authBaseURL`, such as `'/auth/api/v1/accounts/logout'`. */
+  path: string;
+}
+
 /** Options of {@link attachTokenAuth}. All are optional; most apps pass `credentials`. */
 export interface TokenAuthOptions {
   /**
@@ -122,6 +128,19 @@ export interface TokenAuthOptions {
    * @default false
    */
   refreshTokenInCookie?: boolean;
+  /**
+   * Tells the server of `auth.logout()`: a `POST` to `path` under `authBaseURL`, made once (no retry, `tokenTimeoutMs`),
+   * with what it returns, after the tokens are dropped here; return nothing to skip it. `pair` is the pair that was
+   * held, or null (with the refresh token in a cookie, the cookie is what the server ends). Whatever it sends is
+   * masked in errors and events; it spends no `tokenBudget`.
+   * @default none: the server is not told
+   *
+   * @example
+   * // Clear the HttpOnly refresh cookie (dj-rest-auth); with a refresh token held, revoke it (RFC 7009).
+   * logoutRequest: () => ({ path: '/api/auth/logout/', withCredentials: true })
+   * logoutRequest: (pair) => pair?.refresh ? { path: '/oauth/revoke', data: new URLSearchParams({ token: pair.refresh }) } : undefined
+   */
+  logoutRequest?: (pair: TokenPair | null) => LogoutRequest | null | undefined;
   /**
    * Reads the tokens out of a 200 answer of the login or token call; returns undefined when there is no
    * access token (the plugin then fails with `TOKEN_RESPONSE_INVALID`).

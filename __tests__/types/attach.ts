@@ -8,7 +8,9 @@ import type {
   Credentials,
   ParsedTokens,
   TokenAuth,
+  TokenAuthError,
   TokenAuthOptions,
+  TokenAuthState,
   TokenAuthStats,
   TokenPair,
   TokenStore,
@@ -31,8 +33,24 @@ attachTokenAuth({ baseURL: 'https://api.example.com' }, { credentials });
 
 // What the handle offers, and nothing more: a method added or dropped is a change of the public API.
 expectTypeOf<keyof TokenAuth>().toEqualTypeOf<
-  'eject' | 'accessToken' | 'getTokens' | 'setTokens' | 'login' | 'refresh' | 'logout' | 'flush' | 'on' | 'stats'
+  | 'eject'
+  | 'accessToken'
+  | 'getTokens'
+  | 'setTokens'
+  | 'login'
+  | 'refresh'
+  | 'logout'
+  | 'flush'
+  | 'on'
+  | 'stats'
+  | 'getState'
+  | 'subscribe'
 >();
+// What a UI renders, in the shape React's useSyncExternalStore takes.
+expectTypeOf<TokenAuth['getState']>().toEqualTypeOf<() => TokenAuthState>();
+expectTypeOf<TokenAuth['subscribe']>().toEqualTypeOf<(listener: () => void) => () => void>();
+expectTypeOf<TokenAuthState['status']>().toEqualTypeOf<'signed-out' | 'signing-in' | 'signed-in' | 'renewing'>();
+expectTypeOf<TokenAuthState['error']>().toEqualTypeOf<TokenAuthError | undefined>();
 expectTypeOf<TokenAuth['flush']>().toEqualTypeOf<() => Promise<void>>();
 expectTypeOf<TokenAuth['setTokens']>().toEqualTypeOf<(tokens: ParsedTokens | TokenPair) => Promise<void>>();
 expectTypeOf<TokenAuth['accessToken']>().toEqualTypeOf<() => Promise<string>>();

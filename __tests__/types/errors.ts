@@ -13,6 +13,7 @@ expectTypeOf<TokenAuthErrorCode>().toEqualTypeOf<
   | 'STORE_FAILED'
   | 'TOKEN_BUDGET_EXCEEDED'
   | 'LOGGED_OUT'
+  | 'LOGOUT_REJECTED'
 >();
 
 expectTypeOf<TokenAuthError>().toExtend<Error>();
@@ -52,6 +53,7 @@ export function describe(error: unknown): string {
     case 'STORE_FAILED':
     case 'TOKEN_BUDGET_EXCEEDED':
     case 'LOGGED_OUT':
+    case 'LOGOUT_REJECTED':
       return error.code;
     default: {
       // A code added to the union without a case above makes this assignment fail.

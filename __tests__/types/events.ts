@@ -29,7 +29,7 @@ expectTypeOf<TokenAuthEvents['refresh']>().toEqualTypeOf<Call & { rotated: boole
 expectTypeOf<TokenAuthEvents['load']>().toEqualTypeOf<{ expiresAt: number | undefined }>();
 expectTypeOf<TokenAuthEvents['replay']>().toEqualTypeOf<{ method: string; url: string }>();
 expectTypeOf<TokenAuthEvents['failure']>().toEqualTypeOf<
-  | (Call & { operation: 'login' | 'refresh'; code: TokenAuthErrorCode; error: TokenAuthError })
+  | (Call & { operation: 'login' | 'refresh' | 'logout'; code: TokenAuthErrorCode; error: TokenAuthError })
   | { operation: 'store'; code: TokenAuthErrorCode; error: TokenAuthError }
 >();
 expectTypeOf<TokenAuthEvents['logout']>().toEqualTypeOf<Record<string, never>>();
@@ -71,5 +71,5 @@ export function listen(): void {
   // @ts-expect-error the listener of one event cannot take another event's payload
   auth.on('login', (event: TokenAuthEvents['refresh']) => void event);
   // @ts-expect-error `operation` is a closed set
-  auth.on('failure', (event) => event.operation === 'logout');
+  auth.on('failure', (event) => event.operation === 'eject');
 }

@@ -6,6 +6,8 @@ import { attachTokenAuth, MemoryTokenStore } from 'axios-token-keeper';
 import type {
   Credentials,
   CredentialsSource,
+  LogoutRequest,
+  TokenPair,
   ParsedTokens,
   TokenCallRequest,
   TokenAuthOptions,
@@ -23,6 +25,7 @@ expectTypeOf<RequiredKeys<TokenAuthOptions>>().toEqualTypeOf<never>();
 expectTypeOf<keyof TokenAuthOptions>().toEqualTypeOf<
   | 'credentials'
   | 'loginRequest'
+  | 'logoutRequest'
   | 'refreshTokenInCookie'
   | 'authBaseURL'
   | 'loginPath'
@@ -51,6 +54,16 @@ expectTypeOf<TokenAuthOptions['loginRequest']>().toEqualTypeOf<
   ((credentials: Credentials) => TokenCallRequest) | undefined
 >();
 expectTypeOf<TokenCallRequest>().toEqualTypeOf<{
+  data?: unknown;
+  headers?: Record<string, string>;
+  params?: Record<string, unknown>;
+  withCredentials?: boolean;
+}>();
+expectTypeOf<TokenAuthOptions['logoutRequest']>().toEqualTypeOf<
+  ((pair: TokenPair | null) => LogoutRequest | null | undefined) | undefined
+>();
+expectTypeOf<LogoutRequest>().toEqualTypeOf<{
+  path: string;
   data?: unknown;
   headers?: Record<string, string>;
   params?: Record<string, unknown>;

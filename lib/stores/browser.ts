@@ -106,7 +106,7 @@ export class BrowserTokenStore implements TokenStore {
   private readonly tabMutex = new Mutex();
   private readonly announcer = new Announcer();
   private closed = false;
-  /** Where the tabs keep the account's record: `localStorage` with `storage: 'local'`, else this tab's memory. */
+  /** Where the tabs keep the account's record: `localStorage`, or this tab's memory where the browser blocks it. */
   private readonly accountStorage: Storage | undefined;
   private readonly accountKey: string;
   private accountInTab: string | null = null;
@@ -141,9 +141,9 @@ export class BrowserTokenStore implements TokenStore {
         () => this.channel.tellReleased(),
       );
     this.locking = this.webLock ? 'web-locks' : this.lease ? 'storage-lease' : 'tab';
-    // With the pair in `localStorage`, the tabs share the account's record there too; a user who keeps the pair out of
-    // it (per tab, or in memory) keeps the record in this tab alone.
-    this.accountStorage = kind === 'local' ? webStorage('local') : undefined;
+    // The tabs share the account's record in `localStorage` whatever `storage` says: it holds no secret, and a logout in
+    // one tab must stop the others from signing back in by themselves (an HttpOnly cookie would let them).
+    this.accountStorage = webStorage('local');
     this.accountKey = `${name}:account`;
     globalThis.addEventListener?.('storage', this.onStorage);
   }
@@ -188,8 +188,9 @@ export class BrowserTokenStore implements TokenStore {
   }
 
   /**
-   * The account's record, which the tabs share (a sign-in refused in one tab pauses the others): with `storage:
-   * 'local'`, in `localStorage` under the store's name with `:account`; otherwise in this tab alone. Null when none.
+   * The account's record, which the tabs share (a logout in one tab signs out the others, a refused refresh token is
+   * sent by none): in `localStorage` under the store's name with `:account`, whatever `storage` says, since it holds no
+   * secret; in this tab alone where the browser blocks `localStorage`. Null when none.
    */
   getAccount(): AccountRecord | null {
     this.checkOpen();
