@@ -29,3 +29,41 @@ testStoreLock("BrowserTokenStore, 'tab'", { open: () => tab, fences: 'past the l
 
 testAccountRecord('MemoryTokenStore', { open: () => memory, fences: 'none' });
 testAccountRecord("BrowserTokenStore, 'tab'", { open: () => tab, fences: 'past the last write' });
+
+// Beyond the contract, which stores shared across processes keep too: a lock within one process is fair, and a
+// holder's release cannot end another holder's turn (both as async-mutex's Mutex, which these stores used before).
+describe.each([
+  ['MemoryTokenStore', () => memory],
+  ["BrowserTokenStore, 'tab'", () => tab],
+] as Array<[string, () => MemoryTokenStore | BrowserTokenStore]>)('%s: lock within the process', (_name, open) => {
+  /** Lets every promise settle that can settle now (timers aside). */
+  const settled = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+  it('grants the waiters in the order they asked, and a second release of a turn frees nobody', async () => {
+    const store = open();
+    const first = await store.lock();
+    const granted: number[] = [];
+    const waiting = [1, 2, 3].map((n) =>
+      store.lock().then((lock) => {
+        granted.push(n);
+        return lock;
+      }),
+    );
+    await settled();
+    expect(granted).toEqual([]);
+
+    await first.release();
+    const second = await waiting[0]!;
+    await first.release();
+    await settled();
+    expect(granted).toEqual([1]);
+
+    await second.release();
+    const third = await waiting[1]!;
+    await settled();
+    expect(granted).toEqual([1, 2]);
+    await third.release();
+    await (await waiting[2]!).release();
+    expect(granted).toEqual([1, 2, 3]);
+  });
+});

@@ -1,8 +1,8 @@
-import axios, { isAxiosError } from 'axios';
+import axios, { AxiosError, isAxiosError } from 'axios';
 import type { AxiosInstance } from 'axios';
-import { isNetworkError } from 'axios-retry';
 import nock from 'nock';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
+import { isNetworkFault, withRetries } from '../lib/retry.js';
 import type { TokenAuthErrorCode, TokenAuthOptions } from '../lib/index.js';
 import { closeEmulatorsAfterEach, e2e } from './helpers/emulator.js';
 import { API, FakeTokenService, LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
@@ -262,6 +262,91 @@ describe('retries of token calls', () => {
     expect(service.counters.loginCalls).toBe(2);
   });
 
+  it('honours Retry-After given as an HTTP date: the retry waits until then', async () => {
+    const { service, api } = rig({ tokenRetryDelayMs: 1 });
+    // An HTTP date has whole seconds: two seconds on, the date is between one and two seconds away.
+    const until = new Date(Date.now() + 2000).toUTCString();
+    service.loginFaults.push([503, { detail: 'Maintenance' }, { 'Retry-After': until }]);
+
+    await expect(api.get('/orders')).resolves.toMatchObject({ status: 200 });
+
+    const logins = service.received.filter((entry) => entry.route === 'login');
+    expect(logins).toHaveLength(2);
+    expect(logins[1]!.at).toBeGreaterThanOrEqual(Date.parse(until) - 100);
+    expect(service.counters.logins).toBe(1);
+  });
+
+  it('does not retry a 503 whose Retry-After is an HTTP date further than tokenTimeoutMs', async () => {
+    const { service, api } = rig({ tokenTimeoutMs: 1000, tokenRetries: 3 });
+    service.loginFaults.push([
+      503,
+      { detail: 'Maintenance' },
+      { 'Retry-After': new Date(Date.now() + 60_000).toUTCString() },
+    ]);
+
+    const error = await api.get('/orders').catch((e: unknown) => e);
+
+    expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
+    expect(service.counters.loginCalls).toBe(1);
+  });
+
+  it('waits tokenRetryDelayMs before the first retry and doubles it before each next one', async () => {
+    const { service, api } = rig({ tokenRetryDelayMs: 100, tokenRetries: 3 });
+    service.loginFaults.push([500, { detail: 'boom' }], [502, { detail: 'boom' }], [503, { detail: 'boom' }]);
+
+    await expect(api.get('/orders')).resolves.toMatchObject({ status: 200 });
+
+    const at = service.received.filter((entry) => entry.route === 'login').map((entry) => entry.at);
+    expect(at).toHaveLength(4);
+    // Lower bounds only (a timer never fires early, less a few ms of clock rounding); the 20% of jitter above is not
+    // measured, as speed is not asserted here.
+    const gaps = at.slice(1).map((time, i) => time - at[i]!);
+    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(100 * 2 ** i - 5));
+  });
+
+  it('ends the retries at an error that is no failed call, such as the budget refusing a retry before it leaves', async () => {
+    // budget.test.ts shows the refusal over real HTTP; here, that nothing is tried after it.
+    const refusal = new Error('refused by the budget');
+    let attempts = 0;
+    const attempt = (): Promise<never> => {
+      attempts += 1;
+      return Promise.reject(attempts === 1 ? new AxiosError('socket hang up', 'ECONNRESET') : refusal);
+    };
+
+    await expect(withRetries(attempt, { retries: 5, delayMs: 1, timeoutMs: 1000 })).rejects.toBe(refusal);
+    expect(attempts).toBe(2);
+  });
+
+  /** A connection that fails with `code`, as Node reports it. */
+  const failing = (code: string): Error => Object.assign(new Error(`connect ${code} api.test`), { code });
+
+  it.each(['ENOTFOUND', 'ENETUNREACH', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'HOSTNAME_MISMATCH'])(
+    'does not retry a login that failed with %s, which another try would meet again',
+    async (code) => {
+      const { service, api } = rig({ tokenRetries: 3 });
+      service.loginFaults.push(failing(code));
+
+      const error = await api.get('/orders').catch((e: unknown) => e);
+
+      expect(codeOf(error)).toBe('TOKEN_SERVICE_UNAVAILABLE');
+      expect(((error as Error).cause as { code?: string }).code).toBe(code);
+      expect(service.counters.loginCalls).toBe(1);
+    },
+  );
+
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'EAI_AGAIN'])(
+    'retries a login that failed with %s, and it succeeds',
+    async (code) => {
+      const { service, api } = rig({ tokenRetries: 3 });
+      service.loginFaults.push(failing(code));
+
+      await expect(api.get('/orders')).resolves.toMatchObject({ status: 200 });
+
+      expect(service.counters.loginCalls).toBe(2);
+      expect(service.counters.logins).toBe(1);
+    },
+  );
+
   it('gives up after tokenRetries + 1 calls answered 500, failing every waiter with the same TOKEN_SERVICE_UNAVAILABLE', async () => {
     const { service, api, auth } = rig({ tokenRetries: 2 });
     service.loginFaults.push([500, { detail: 'boom' }], [500, { detail: 'boom' }], [500, { detail: 'boom' }]);
@@ -344,7 +429,7 @@ describe('retries of token calls', () => {
     const cause = (error as Error).cause;
     // A failure the default retries would have retried: one call is down to `tokenRetries: 0`.
     expect(
-      isAxiosError(cause) && (cause.response === undefined ? isNetworkError(cause) : cause.response.status >= 500),
+      isAxiosError(cause) && (cause.response === undefined ? isNetworkFault(cause) : cause.response.status >= 500),
     ).toBe(true);
     expect(callsTo(service, route)).toBe(1);
 

@@ -1,12 +1,13 @@
 import axios, { isAxiosError } from 'axios';
 import type { AxiosError, AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
-import axiosRetry, { exponentialDelay, isNetworkError, retryAfter } from 'axios-retry';
 import { base64FromUtf8, utf8FromBase64Url } from './base64.js';
 import type { TokenOperation, TokenPair } from './store-contract.js';
 import { TokenAuthError } from './errors.js';
 import type { TokenAuthErrorCode } from './errors.js';
 import { describeShape } from './parse.js';
 import { Mask } from './redact.js';
+import { withRetries } from './retry.js';
+import type { RetryPolicy } from './retry.js';
 import type { Credentials, LogoutRequest, ParsedTokens } from './types.js';
 import type { ResolvedOptions } from './options.js';
 
@@ -14,7 +15,7 @@ import type { ResolvedOptions } from './options.js';
  * Called by each attempt of a call of the private instance as it leaves, first try and retries alike: it spends the
  * budget for the call's operation (which the URL cannot tell when the login and the token call share an endpoint, as
  * in OAuth2) and counts the attempt. A function under a string key, which every axios version's config merges pass
- * on as it is, to the retries too.
+ * on as it is.
  */
 const ATTEMPT = 'axiosTokenKeeperAttempt';
 type AttemptConfig = InternalAxiosRequestConfig & { [ATTEMPT]?: () => void };
@@ -62,6 +63,7 @@ function detailOf(body: unknown, mask: Mask): string | undefined {
  */
 export class TokenClient {
   private readonly http: AxiosInstance;
+  private readonly retries: RetryPolicy;
 
   /** `spend` counts each call that leaves, retries too, against the account's budget, or refuses it by throwing. */
   constructor(
@@ -86,20 +88,11 @@ export class TokenClient {
       (config as AttemptConfig)[ATTEMPT]?.();
       return config;
     });
-    axiosRetry(this.http, {
+    this.retries = {
       retries: options.tokenRetries,
-      shouldResetTimeout: true,
-      // POST is not idempotent, but a token call that failed this way produced no token we could lose. A timeout
-      // is not retried: the service may still be working on it, and each wait already costs `tokenTimeoutMs`.
-      // (isNetworkError excludes timeouts and cancellations.)
-      // An answer too large to read (ERR_BAD_RESPONSE without a response) is a bad answer, not a network fault.
-      retryCondition: (error) =>
-        (error.response === undefined
-          ? isNetworkError(error) && error.code !== 'ERR_BAD_RESPONSE'
-          : error.response.status === 429 || error.response.status >= 500) &&
-        retryAfter(error) <= options.tokenTimeoutMs,
-      retryDelay: (retryCount, error) => exponentialDelay(retryCount - 1, error, options.tokenRetryDelayMs),
-    });
+      delayMs: options.tokenRetryDelayMs,
+      timeoutMs: options.tokenTimeoutMs,
+    };
   }
 
   /** The call's URL for a message: its query and any userinfo left out, since either may carry a secret. */
@@ -188,18 +181,21 @@ export class TokenClient {
     outcome: CallOutcome,
     guarded: boolean,
   ): Promise<{ body: unknown; status: number }> {
-    try {
-      const { data: body, status } = await this.http.request<unknown>({
+    // Each attempt is a request of its own, so it has the whole `tokenTimeoutMs` and passes the budget anew.
+    const attempt = () =>
+      this.http.request<unknown>({
         ...config,
         method: 'POST',
-        // A call the budget refuses throws here, before it leaves, and is no attempt.
+        // A call the budget refuses throws here, before it leaves, and is no attempt; nor is any retry after it.
         [ATTEMPT]: () => {
           if (guarded && operation !== 'logout') this.spend(operation);
           outcome.attempts += 1;
         },
-        // The logout goes once: the tokens are dropped already, and a user waits for the sign-out.
-        ...(operation === 'logout' ? { 'axios-retry': { retries: 0 } } : {}),
       } as AxiosRequestConfig);
+    try {
+      // The logout goes once: the tokens are dropped already, and a user waits for the sign-out.
+      const retries = operation === 'logout' ? { ...this.retries, retries: 0 } : this.retries;
+      const { data: body, status } = await withRetries(attempt, retries);
       outcome.status = status;
       return { body, status };
     } catch (error) {

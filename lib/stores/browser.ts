@@ -4,7 +4,6 @@
  *
  * @module axios-token-keeper/browser-store
  */
-import { Mutex } from 'async-mutex';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
 import { parseAccountRecord } from '../account-record.js';
 import { webLocks, webStorage } from './browser/environment.js';
@@ -16,6 +15,7 @@ import { copyPair, isPair } from './record.js';
 import type { FencedPair } from './record.js';
 import { Announcer } from './announcer.js';
 import { LEASE_DEFAULTS } from './lease.js';
+import { Mutex } from './mutex.js';
 import { checkStoreOptions, shown } from './options.js';
 import type { OptionNames } from './options.js';
 

@@ -1,5 +1,5 @@
-import { Mutex } from 'async-mutex';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
+import { Mutex } from './mutex.js';
 
 /**
  * Keeps the pair in memory, for one process. Instances of axios attached with the same MemoryTokenStore share its
