@@ -1,0 +1,104 @@
+// What the emulated token service answers on each route: the login, the token call and a data call. The HTTP side
+// (listening, faults, latency, the call log) is server.ts's; the memory of tokens is tokens.ts's.
+import type { ServerResponse } from 'node:http';
+import { parseJSON, sendJSON } from './http.js';
+import type { ServiceRequest } from './http.js';
+import { TokenLedger } from './tokens.js';
+import type { EmulatorCounters, EmulatorOptions, EmulatorRoute } from './types.js';
+
+const LOGIN = '/auth/api/v1/accounts/login';
+const TOKEN = '/auth/api/v1/accounts/token';
+
+/** Which route a request is for: any path that is not the login or the token call is a protected resource. */
+export function routeOf(method: string, path: string): EmulatorRoute {
+  if (method === 'POST' && path === LOGIN) return 'login';
+  if (method === 'POST' && path === TOKEN) return 'token';
+  return 'data';
+}
+
+/** The service's behaviour: who may log in, which tokens are alive, and what each route answers. */
+export class ServiceRoutes {
+  /** Paths whose data calls answer 401 whatever the token. */
+  readonly unauthorizedPaths: Set<string>;
+  readonly ledger: TokenLedger;
+  private readonly users: Map<string, string>;
+  private readonly expiredSeen = new Set<string>();
+
+  constructor(
+    private readonly options: EmulatorOptions,
+    private readonly counters: EmulatorCounters,
+    clock: () => number,
+  ) {
+    this.users = new Map(Object.entries(options.users ?? { demo: 'demo-password' }));
+    this.ledger = new TokenLedger(options.tokenFormat ?? 'opaque', clock);
+    this.unauthorizedPaths = new Set(options.alwaysUnauthorized ?? []);
+  }
+
+  login(request: ServiceRequest, response: ServerResponse): void {
+    const { authorization } = request;
+    const decoded = authorization?.startsWith('Basic ')
+      ? Buffer.from(authorization.slice(6), 'base64').toString('utf8')
+      : '';
+    const colon = decoded.indexOf(':');
+    const username = decoded.slice(0, colon);
+    if (colon < 1 || this.users.get(username) !== decoded.slice(colon + 1)) {
+      this.counters.rejected += 1;
+      return sendJSON(response, 401, {
+        detail: authorization ? 'Invalid username or password.' : 'Authentication credentials were not provided.',
+      });
+    }
+    this.counters.logins += 1;
+    sendJSON(response, 200, {
+      access: this.issueAccess(username),
+      refresh: this.ledger.issueRefresh(username, this.refreshTtl),
+    });
+  }
+
+  token(request: ServiceRequest, response: ServerResponse): void {
+    const parsed = parseJSON(request.body) as { refresh_token?: unknown; refresh?: unknown } | string;
+    const refresh =
+      typeof parsed === 'object' && parsed !== null ? (parsed.refresh_token ?? parsed.refresh) : undefined;
+    const rotate = this.options.rotateRefreshTokens !== false;
+    const username = typeof refresh === 'string' ? this.ledger.spendRefresh(refresh, rotate) : undefined;
+    if (username === undefined) {
+      this.counters.rejected += 1;
+      return sendJSON(response, 401, { detail: 'Token is invalid or expired', code: 'token_not_valid' });
+    }
+    this.counters.refreshes += 1;
+    const data: Record<string, string> = { access_token: this.issueAccess(username) };
+    if (rotate) data.refresh_token = this.ledger.issueRefresh(username, this.refreshTtl);
+    sendJSON(response, 200, { status: true, data });
+  }
+
+  data(request: ServiceRequest, response: ServerResponse): void {
+    const { authorization } = request;
+    this.counters.dataCalls += 1;
+    const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
+    const state = token === undefined ? 'unknown' : this.ledger.checkAccess(token);
+    if (state === 'expired' && !this.expiredSeen.has(token!)) {
+      this.expiredSeen.add(token!);
+      this.counters.expiries = this.expiredSeen.size;
+    }
+    const user = typeof state === 'object' ? state.user : undefined;
+    if (user === undefined || this.unauthorizedPaths.has(request.path)) {
+      this.counters.unauthorized += 1;
+      return sendJSON(response, 401, { detail: 'Given token not valid for any token type', code: 'token_not_valid' });
+    }
+    const { contentType, body } = request;
+    sendJSON(response, 200, {
+      method: request.method,
+      path: request.fullPath,
+      user,
+      contentType: contentType ?? null,
+      body: contentType?.includes('json') ? parseJSON(body) : body,
+    });
+  }
+
+  private issueAccess(username: string): string {
+    return this.ledger.issueAccess(username, this.options.accessTtlMs ?? 45 * 60_000);
+  }
+
+  private get refreshTtl(): number {
+    return this.options.refreshTtlMs ?? 30 * 24 * 60 * 60_000;
+  }
+}
