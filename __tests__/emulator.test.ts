@@ -10,6 +10,7 @@ closeEmulatorsAfterEach();
 
 const LOGIN = '/auth/api/v1/accounts/login';
 const TOKEN = '/auth/api/v1/accounts/token';
+const LOGOUT = '/auth/api/v1/accounts/logout';
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const raw = (url: string) => axios.create({ baseURL: url, validateStatus: () => true });
 
@@ -187,6 +188,63 @@ describe('the emulator', () => {
       ['token', undefined, true],
       ['data', 'Bearer', false],
     ]);
+  });
+});
+
+describe('the logout', () => {
+  const dead = [401, { detail: 'Token is invalid or expired', code: 'token_not_valid' }];
+
+  it('kills the refresh token it is given and no other, answering 200 without one or with a dead one too', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' } });
+    const mine = ((await login(service.url)).data as { refresh: string }).refresh;
+    const other = ((await login(service.url)).data as { refresh: string }).refresh;
+
+    const out = await raw(service.url).post(LOGOUT, { refresh_token: mine });
+    const again = await raw(service.url).post(LOGOUT, { refresh_token: mine });
+    const without = await raw(service.url).post(LOGOUT);
+    const renewMine = await raw(service.url).post(TOKEN, { refresh_token: mine });
+    const renewOther = await raw(service.url).post(TOKEN, { refresh_token: other });
+
+    expect([out, again, without].map((answer): unknown[] => [answer.status, answer.data as unknown])).toEqual([
+      [200, { status: true }],
+      [200, { status: true }],
+      [200, { status: true }],
+    ]);
+    expect([renewMine.status, renewMine.data]).toEqual(dead);
+    expect(renewOther.status).toBe(200);
+    expect(service.counters).toMatchObject({ logouts: 3, tokenCalls: 4, rejected: 1, refreshes: 1, dataCalls: 0 });
+    expect(service.calls.map((call) => call.route)).toEqual([
+      'login',
+      'login',
+      'logout',
+      'logout',
+      'logout',
+      'token',
+      'token',
+    ]);
+  });
+
+  it('kills a refresh token that works again and again without rotation', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' }, rotateRefreshTokens: false });
+    const { refresh } = (await login(service.url)).data as { refresh: string };
+
+    const before = await raw(service.url).post(TOKEN, { refresh_token: refresh });
+    await raw(service.url).post(LOGOUT, { refresh_token: refresh });
+    const after = await raw(service.url).post(TOKEN, { refresh_token: refresh });
+
+    expect([before.status, [after.status, after.data]]).toEqual([200, dead]);
+  });
+
+  it('takes injected faults of its own, and kills nothing when one answers instead', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' } });
+    const { refresh } = (await login(service.url)).data as { refresh: string };
+    service.inject('logout', { status: 503 });
+
+    const faulty = await raw(service.url).post(LOGOUT, { refresh_token: refresh });
+    const renewal = await raw(service.url).post(TOKEN, { refresh_token: refresh });
+
+    expect([faulty.status, renewal.status]).toEqual([503, 200]);
+    expect(service.counters).toMatchObject({ faults: 1, logouts: 0, refreshes: 1 });
   });
 });
 

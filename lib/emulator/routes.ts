@@ -1,4 +1,4 @@
-// What the emulated token service answers on each route: the login, the token call and a data call. The HTTP side
+// What the emulated token service answers on each route: the login, the token call, the logout and a data call. The HTTP side
 // (listening, faults, latency, the call log) is server.ts's; the memory of tokens is tokens.ts's.
 import type { ServerResponse } from 'node:http';
 import { parseJSON, sendJSON } from './http.js';
@@ -8,12 +8,21 @@ import type { EmulatorCounters, EmulatorOptions, EmulatorRoute } from './types.j
 
 const LOGIN = '/auth/api/v1/accounts/login';
 const TOKEN = '/auth/api/v1/accounts/token';
+const LOGOUT = '/auth/api/v1/accounts/logout';
 
-/** Which route a request is for: any path that is not the login or the token call is a protected resource. */
+/** Which route a request is for: any path that is not one of the accounts' calls is a protected resource. */
 export function routeOf(method: string, path: string): EmulatorRoute {
   if (method === 'POST' && path === LOGIN) return 'login';
   if (method === 'POST' && path === TOKEN) return 'token';
+  if (method === 'POST' && path === LOGOUT) return 'logout';
   return 'data';
+}
+
+/** The refresh token a token call or a logout carries in its JSON body, as `refresh_token` (or SimpleJWT's `refresh`). */
+function refreshTokenOf(request: ServiceRequest): string | undefined {
+  const parsed = parseJSON(request.body) as { refresh_token?: unknown; refresh?: unknown } | string;
+  const refresh = typeof parsed === 'object' && parsed !== null ? (parsed.refresh_token ?? parsed.refresh) : undefined;
+  return typeof refresh === 'string' ? refresh : undefined;
 }
 
 /** The service's behaviour: who may log in, which tokens are alive, and what each route answers. */
@@ -55,11 +64,9 @@ export class ServiceRoutes {
   }
 
   token(request: ServiceRequest, response: ServerResponse): void {
-    const parsed = parseJSON(request.body) as { refresh_token?: unknown; refresh?: unknown } | string;
-    const refresh =
-      typeof parsed === 'object' && parsed !== null ? (parsed.refresh_token ?? parsed.refresh) : undefined;
+    const refresh = refreshTokenOf(request);
     const rotate = this.options.rotateRefreshTokens !== false;
-    const username = typeof refresh === 'string' ? this.ledger.spendRefresh(refresh, rotate) : undefined;
+    const username = refresh === undefined ? undefined : this.ledger.spendRefresh(refresh, rotate);
     if (username === undefined) {
       this.counters.rejected += 1;
       return sendJSON(response, 401, { detail: 'Token is invalid or expired', code: 'token_not_valid' });
@@ -68,6 +75,17 @@ export class ServiceRoutes {
     const data: Record<string, string> = { access_token: this.issueAccess(username) };
     if (rotate) data.refresh_token = this.ledger.issueRefresh(username, this.refreshTtl);
     sendJSON(response, 200, { status: true, data });
+  }
+
+  /**
+   * Kills the refresh token it carries. It answers 200 without one, or with one already dead, too: a client logging
+   * out must be able to finish whatever state its session is in.
+   */
+  logout(request: ServiceRequest, response: ServerResponse): void {
+    const refresh = refreshTokenOf(request);
+    if (refresh !== undefined) this.ledger.revokeRefreshToken(refresh);
+    this.counters.logouts += 1;
+    sendJSON(response, 200, { status: true });
   }
 
   data(request: ServiceRequest, response: ServerResponse): void {

@@ -10,7 +10,7 @@ import type { EmulatorCall, EmulatorCounters, EmulatorFault, EmulatorOptions, Em
  * A local stand-in of the token service, over real HTTP on Node's `http` module. It implements the service's
  * published interface as seen from outside, with what public clients of the real service show: Basic login → `{access, refresh}`; the
  * token call with JSON `{"refresh_token"}` → `{status: true, data: {access_token, refresh_token}}`, rotating the
- * refresh token; any other path is a protected resource that echoes the request for a valid Bearer token and
+ * refresh token; the logout with `{"refresh_token"}` → `{status: true}`, the refresh token then dead; any other path is a protected resource that echoes the request for a valid Bearer token and
  * answers 401 `{detail, code: "token_not_valid"}` otherwise.
  *
  * @example
@@ -30,12 +30,18 @@ export class TokenServiceEmulator {
     tokenCalls: 0,
     expiries: 0,
     faults: 0,
+    logouts: 0,
   };
   /** Every call received, in order, with the Authorization header it carried; empty with `log: false`. */
   readonly calls: EmulatorCall[] = [];
   private readonly routes: ServiceRoutes;
   private readonly clock: () => number;
-  private readonly faults: Record<EmulatorRoute, EmulatorFault[]> = { login: [], token: [], data: [] };
+  private readonly faults: Record<EmulatorRoute, EmulatorFault[]> = {
+    login: [],
+    token: [],
+    logout: [],
+    data: [],
+  };
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
   private address = '';
@@ -88,7 +94,7 @@ export class TokenServiceEmulator {
     this.routes.ledger.revokeRefresh();
   }
 
-  /** The next `times` answers of a route (login, token, or any data call) are replaced by `fault`. */
+  /** The next `times` answers of a route (login, token, logout, or any data call) are replaced by `fault`. */
   inject(route: EmulatorRoute, fault: EmulatorFault, times = 1): void {
     for (let i = 0; i < times; i += 1) this.faults[route].push(fault);
   }
@@ -135,7 +141,7 @@ export class TokenServiceEmulator {
       });
     await this.wait(route, method, path);
 
-    if (route !== 'data') this.counters.tokenCalls += 1;
+    if (route === 'login' || route === 'token') this.counters.tokenCalls += 1;
     const fault = this.faults[route].shift();
     if (fault !== undefined) {
       this.counters.faults += 1;

@@ -62,6 +62,11 @@ export class TokenLedger {
     this.access.clear();
   }
 
+  /** Kills one refresh token, as a logout does; nothing happens to a token that is unknown or already dead. */
+  revokeRefreshToken(token: string): void {
+    if (this.refresh.delete(token)) this.spent.add(token);
+  }
+
   revokeRefresh(): void {
     for (const token of this.refresh.keys()) this.spent.add(token);
     this.refresh.clear();

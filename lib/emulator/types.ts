@@ -1,8 +1,8 @@
 // The emulator's public contract: its options, the faults it can inject, and what it records (counters, calls).
 import type { TokenFormat } from './tokens.js';
 
-/** The emulator's three kinds of call: the login, the token call, and any other path (a protected resource). */
-export type EmulatorRoute = 'login' | 'token' | 'data';
+/** The emulator's kinds of call: the login, the token call, the logout, and any other path (a protected resource). */
+export type EmulatorRoute = 'login' | 'token' | 'logout' | 'data';
 
 /**
  * What the next answer of a route is replaced by: an HTTP answer of your choosing, or a failure of the connection.
@@ -107,7 +107,7 @@ export interface EmulatorCounters {
   rejected: number;
   /** Data calls answered 401. */
   unauthorized: number;
-  /** Calls to any path other than the login and the token call. */
+  /** Calls to any path other than the login, the token call and the logout. */
   dataCalls: number;
   /** Every login and token call received, faults included. */
   tokenCalls: number;
@@ -115,4 +115,6 @@ export interface EmulatorCounters {
   expiries: number;
   /** Injected faults served. */
   faults: number;
+  /** Logout calls answered, whether or not the refresh token they carried was still alive. */
+  logouts: number;
 }
