@@ -248,6 +248,93 @@ describe('the logout', () => {
   });
 });
 
+describe('the refresh token in an HttpOnly cookie (refreshCookie)', () => {
+  const ATTRIBUTES = 'HttpOnly; Path=/auth/api/v1/accounts; SameSite=Lax';
+  const dead = [401, { detail: 'Token is invalid or expired', code: 'token_not_valid' }];
+  /** The Set-Cookie headers of an answer; Node's http client hands them over as they came, since it keeps no jar. */
+  const setCookies = (answer: AxiosResponse) => answer.headers['set-cookie'] ?? [];
+  /** The refresh token an answer set as the cookie. */
+  const cookieOf = (answer: AxiosResponse) => /^refresh_token=(ref_[0-9a-f]+);/.exec(setCookies(answer)[0] ?? '')?.[1];
+  /** Sends the cookie as a browser would: Node keeps none, so the test passes the header by hand. */
+  const withCookie = (refresh: string) => ({ headers: { Cookie: `theme=dark; refresh_token=${refresh}` } });
+
+  it('sets the cookie at login and leaves the refresh token out of the body', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' }, refreshCookie: true });
+
+    const answer = await login(service.url);
+
+    const refresh = cookieOf(answer)!;
+    expect(answer.status).toBe(200);
+    expect(Object.keys(answer.data as object)).toEqual(['access']);
+    expect(setCookies(answer)).toEqual([`refresh_token=${refresh}; ${ATTRIBUTES}`]);
+    expect(service.issued(refresh)).toBe(true);
+  });
+
+  it('renews from the cookie, rotating it, and refuses the old one', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' }, refreshCookie: true });
+    const first = cookieOf(await login(service.url))!;
+
+    const renewal = await raw(service.url).post(TOKEN, undefined, withCookie(first));
+    const second = cookieOf(renewal)!;
+    const old = await raw(service.url).post(TOKEN, undefined, withCookie(first));
+    const next = await raw(service.url).post(TOKEN, undefined, withCookie(second));
+    const none = await raw(service.url).post(TOKEN);
+
+    expect(renewal.status).toBe(200);
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- jest types its asymmetric matchers as any
+    expect(renewal.data).toEqual({ status: true, data: { access_token: expect.stringMatching(/^acc_/) } });
+    expect(setCookies(renewal)).toEqual([`refresh_token=${second}; ${ATTRIBUTES}`]);
+    expect(second).not.toBe(first);
+    expect([old.status, old.data]).toEqual(dead);
+    expect([old, none].map((answer) => setCookies(answer))).toEqual([[], []]);
+    expect([none.status, none.data]).toEqual(dead);
+    expect(next.status).toBe(200);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 2, rejected: 2 });
+  });
+
+  it('takes the refresh token from the body when it has one, before the cookie', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' }, refreshCookie: true });
+    const inCookie = cookieOf(await login(service.url))!;
+    const inBody = cookieOf(await login(service.url))!;
+
+    const renewal = await raw(service.url).post(TOKEN, { refresh_token: inBody }, withCookie(inCookie));
+    const again = await raw(service.url).post(TOKEN, { refresh_token: inBody }, withCookie(inCookie));
+    const fromCookie = await raw(service.url).post(TOKEN, undefined, withCookie(inCookie));
+
+    expect([renewal.status, again.status, fromCookie.status]).toEqual([200, 401, 200]);
+  });
+
+  it.each([
+    ['the cookie', (refresh: string) => [undefined, withCookie(refresh)] as const],
+    ['the body', (refresh: string) => [{ refresh_token: refresh }, {}] as const],
+  ])('logs out with the refresh token in %s, kills it and clears the cookie', async (_where, send) => {
+    const service = await emulator({ users: { demo: 'demo-password' }, refreshCookie: true });
+    const refresh = cookieOf(await login(service.url))!;
+
+    const out = await raw(service.url).post(LOGOUT, ...send(refresh));
+    const renewal = await raw(service.url).post(TOKEN, undefined, withCookie(refresh));
+
+    expect([out.status, out.data]).toEqual([200, { status: true }]);
+    expect(setCookies(out)).toEqual([`refresh_token=; ${ATTRIBUTES}; Max-Age=0`]);
+    expect([renewal.status, renewal.data]).toEqual(dead);
+    expect(service.counters).toMatchObject({ logouts: 1, rejected: 1 });
+  });
+
+  it('is off by default: no cookie set, none read, the refresh token in the body', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' } });
+    const answer = await login(service.url);
+    const { refresh } = answer.data as { refresh: string };
+
+    const fromCookie = await raw(service.url).post(TOKEN, undefined, withCookie(refresh));
+    const logout = await raw(service.url).post(LOGOUT, undefined, withCookie(refresh));
+    const fromBody = await raw(service.url).post(TOKEN, { refresh_token: refresh });
+
+    expect(Object.keys(answer.data as object)).toEqual(['access', 'refresh']);
+    expect([answer, fromCookie, logout, fromBody].map((each) => setCookies(each))).toEqual([[], [], [], []]);
+    expect([fromCookie.status, logout.status, fromBody.status]).toEqual([401, 200, 200]);
+  });
+});
+
 describe('npm run emulator', () => {
   it('serves on the port it prints until it is stopped', async () => {
     const child = spawn(

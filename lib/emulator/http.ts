@@ -10,6 +10,8 @@ export interface ServiceRequest {
   /** The path with its query string, as a data call echoes it. */
   fullPath: string;
   authorization: string | undefined;
+  /** The Cookie header as received. */
+  cookie: string | undefined;
   contentType: string | undefined;
   body: string;
 }
@@ -36,8 +38,22 @@ export function parseJSON(text: string): unknown {
   }
 }
 
-export function sendJSON(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+export function sendJSON(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  response.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(JSON.stringify(body));
+}
+
+/** The value of the cookie `name` in a Cookie header; undefined when it is missing or empty. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const pair of header?.split(';') ?? []) {
+    const equals = pair.indexOf('=');
+    if (equals > 0 && pair.slice(0, equals).trim() === name) return pair.slice(equals + 1).trim() || undefined;
+  }
+  return undefined;
 }
 
 /** Answers with an injected fault instead of what the route would have answered. */

@@ -1,14 +1,16 @@
-// What the emulated token service answers on each route: the login, the token call, the logout and a data call. The HTTP side
-// (listening, faults, latency, the call log) is server.ts's; the memory of tokens is tokens.ts's.
+// What the emulated token service answers on each route: the login, the token call, the logout and a data call. The
+// HTTP side (listening, faults, latency, the call log) is server.ts's; the memory of tokens is tokens.ts's.
 import type { ServerResponse } from 'node:http';
-import { parseJSON, sendJSON } from './http.js';
+import { cookieValue, parseJSON, sendJSON } from './http.js';
 import type { ServiceRequest } from './http.js';
 import { TokenLedger } from './tokens.js';
 import type { EmulatorCounters, EmulatorOptions, EmulatorRoute } from './types.js';
 
-const LOGIN = '/auth/api/v1/accounts/login';
-const TOKEN = '/auth/api/v1/accounts/token';
-const LOGOUT = '/auth/api/v1/accounts/logout';
+const ACCOUNTS = '/auth/api/v1/accounts';
+const LOGIN = `${ACCOUNTS}/login`;
+const TOKEN = `${ACCOUNTS}/token`;
+const LOGOUT = `${ACCOUNTS}/logout`;
+const REFRESH_COOKIE = 'refresh_token';
 
 /** Which route a request is for: any path that is not one of the accounts' calls is a protected resource. */
 export function routeOf(method: string, path: string): EmulatorRoute {
@@ -18,12 +20,24 @@ export function routeOf(method: string, path: string): EmulatorRoute {
   return 'data';
 }
 
-/** The refresh token a token call or a logout carries in its JSON body, as `refresh_token` (or SimpleJWT's `refresh`). */
-function refreshTokenOf(request: ServiceRequest): string | undefined {
+/** The refresh token a token call or a logout carries in its JSON body: `refresh_token`, or SimpleJWT's `refresh`. */
+function bodyRefreshToken(request: ServiceRequest): string | undefined {
   const parsed = parseJSON(request.body) as { refresh_token?: unknown; refresh?: unknown } | string;
   const refresh = typeof parsed === 'object' && parsed !== null ? (parsed.refresh_token ?? parsed.refresh) : undefined;
   return typeof refresh === 'string' ? refresh : undefined;
 }
+
+/**
+ * The path lets the browser send the cookie to the accounts' calls only; SameSite=Lax still sends it from a page on
+ * another port of the same host. No `Secure`: the emulator serves plain http.
+ */
+const COOKIE_ATTRIBUTES = `HttpOnly; Path=${ACCOUNTS}; SameSite=Lax`;
+
+function keepRefreshCookie(refresh: string): Record<string, string> {
+  return { 'Set-Cookie': `${REFRESH_COOKIE}=${refresh}; ${COOKIE_ATTRIBUTES}` };
+}
+
+const CLEAR_REFRESH_COOKIE = { 'Set-Cookie': `${REFRESH_COOKIE}=; ${COOKIE_ATTRIBUTES}; Max-Age=0` };
 
 /** The service's behaviour: who may log in, which tokens are alive, and what each route answers. */
 export class ServiceRoutes {
@@ -57,14 +71,14 @@ export class ServiceRoutes {
       });
     }
     this.counters.logins += 1;
-    sendJSON(response, 200, {
-      access: this.issueAccess(username),
-      refresh: this.ledger.issueRefresh(username, this.refreshTtl),
-    });
+    const access = this.issueAccess(username);
+    const refresh = this.ledger.issueRefresh(username, this.refreshTtl);
+    if (this.options.refreshCookie) sendJSON(response, 200, { access }, keepRefreshCookie(refresh));
+    else sendJSON(response, 200, { access, refresh });
   }
 
   token(request: ServiceRequest, response: ServerResponse): void {
-    const refresh = refreshTokenOf(request);
+    const refresh = this.refreshTokenOf(request);
     const rotate = this.options.rotateRefreshTokens !== false;
     const username = refresh === undefined ? undefined : this.ledger.spendRefresh(refresh, rotate);
     if (username === undefined) {
@@ -73,8 +87,10 @@ export class ServiceRoutes {
     }
     this.counters.refreshes += 1;
     const data: Record<string, string> = { access_token: this.issueAccess(username) };
-    if (rotate) data.refresh_token = this.ledger.issueRefresh(username, this.refreshTtl);
-    sendJSON(response, 200, { status: true, data });
+    const next = rotate ? this.ledger.issueRefresh(username, this.refreshTtl) : undefined;
+    if (next === undefined) return sendJSON(response, 200, { status: true, data });
+    if (this.options.refreshCookie) return sendJSON(response, 200, { status: true, data }, keepRefreshCookie(next));
+    sendJSON(response, 200, { status: true, data: { ...data, refresh_token: next } });
   }
 
   /**
@@ -82,10 +98,10 @@ export class ServiceRoutes {
    * out must be able to finish whatever state its session is in.
    */
   logout(request: ServiceRequest, response: ServerResponse): void {
-    const refresh = refreshTokenOf(request);
+    const refresh = this.refreshTokenOf(request);
     if (refresh !== undefined) this.ledger.revokeRefreshToken(refresh);
     this.counters.logouts += 1;
-    sendJSON(response, 200, { status: true });
+    sendJSON(response, 200, { status: true }, this.options.refreshCookie ? CLEAR_REFRESH_COOKIE : {});
   }
 
   data(request: ServiceRequest, response: ServerResponse): void {
@@ -110,6 +126,13 @@ export class ServiceRoutes {
       contentType: contentType ?? null,
       body: contentType?.includes('json') ? parseJSON(body) : body,
     });
+  }
+
+  /** The body's refresh token, else, when the service keeps it in a cookie, the cookie's. */
+  private refreshTokenOf(request: ServiceRequest): string | undefined {
+    const inBody = bodyRefreshToken(request);
+    if (inBody !== undefined || !this.options.refreshCookie) return inBody;
+    return cookieValue(request.cookie, REFRESH_COOKIE);
   }
 
   private issueAccess(username: string): string {

@@ -126,6 +126,7 @@ export class TokenServiceEmulator {
       path,
       fullPath: `${path}${url.search}`,
       authorization: request.headers.authorization,
+      cookie: request.headers.cookie,
       contentType: request.headers['content-type'],
       body: await bodyOf(request),
     };

@@ -68,6 +68,13 @@ export interface EmulatorOptions {
    * @default []
    */
   alwaysUnauthorized?: string[];
+  /**
+   * Keep the refresh token in an HttpOnly cookie, as dj-rest-auth's `JWT_AUTH_HTTPONLY` does: the login and a token
+   * call that rotates set it (`refresh_token`, `Path=/auth/api/v1/accounts`, `SameSite=Lax`) and leave it out of
+   * their JSON; the token call and the logout read it when their body has no `refresh_token`; the logout clears it.
+   * @default false
+   */
+  refreshCookie?: boolean;
   /** Answer CORS preflights and allow any origin, for tests in a browser. @default false */
   cors?: boolean;
   /** Keep a log of the calls in `calls`. Turn off for long runs. @default true */
