@@ -335,6 +335,64 @@ describe('the refresh token in an HttpOnly cookie (refreshCookie)', () => {
   });
 });
 
+describe('CORS (cors)', () => {
+  const PAGE = 'http://127.0.0.1:5173';
+  const cors = (answer: AxiosResponse) =>
+    Object.fromEntries(
+      Object.entries(answer.headers as Record<string, unknown>).filter(([name]) =>
+        /^(access-control-|vary$)/.test(name),
+      ),
+    );
+
+  it('answers a preflight with credentials: the origin echoed, credentials allowed, the requested headers too', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' }, cors: true });
+
+    const preflight = await raw(service.url).options(TOKEN, {
+      headers: {
+        Origin: PAGE,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type, x-trace-id',
+      },
+    });
+
+    expect(preflight.status).toBe(204);
+    expect(cors(preflight)).toEqual({
+      'access-control-allow-origin': PAGE,
+      'access-control-allow-credentials': 'true',
+      'access-control-allow-headers': 'Authorization, Content-Type, X-Request-Id, X-Requested-With, x-trace-id',
+      'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
+      vary: 'Origin',
+    });
+    expect(service.calls).toEqual([]);
+  });
+
+  it('allows the origin and its credentials on the answer itself, and any origin without one', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' }, cors: true, refreshCookie: true });
+
+    const fromPage = await raw(service.url).post(LOGIN, undefined, {
+      headers: { Authorization: basic('demo', 'demo-password'), Origin: PAGE },
+    });
+    const noOrigin = await login(service.url);
+
+    expect(fromPage.status).toBe(200);
+    expect(cors(fromPage)).toMatchObject({
+      'access-control-allow-origin': PAGE,
+      'access-control-allow-credentials': 'true',
+      vary: 'Origin',
+    });
+    expect(cors(noOrigin)).toMatchObject({ 'access-control-allow-origin': '*', vary: 'Origin' });
+    expect(cors(noOrigin)).not.toHaveProperty('access-control-allow-credentials');
+  });
+
+  it('is off by default: no CORS headers, and an OPTIONS request is a data call like any other', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' } });
+
+    const preflight = await raw(service.url).options(TOKEN, { headers: { Origin: PAGE } });
+
+    expect([preflight.status, cors(preflight)]).toEqual([401, {}]);
+  });
+});
+
 describe('npm run emulator', () => {
   it('serves on the port it prints until it is stopped', async () => {
     const child = spawn(

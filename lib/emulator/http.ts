@@ -75,12 +75,25 @@ export function sendFault(fault: EmulatorFault, response: ServerResponse): void 
   response.end(JSON.stringify(fault.body ?? { detail: `Injected fault: HTTP ${fault.status}` }));
 }
 
+/** The headers a client of the service sends, allowed whether or not a preflight names them. */
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id', 'X-Requested-With'];
+
 /**
- * Adds the CORS headers, for tests in a browser; true when the request was a preflight, which it has answered.
+ * Adds the CORS headers, for tests in a browser; true when the request was a preflight, which it has answered. The
+ * origin is echoed with credentials allowed, because a browser sends cookies (`withCredentials`) only to an answer
+ * that names its origin, never to `*`; `*` stays for a request without an Origin, which no browser sends.
  */
 export function allowCors(request: IncomingMessage, response: ServerResponse): boolean {
-  response.setHeader('Access-Control-Allow-Origin', request.headers.origin ?? '*');
-  response.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Requested-With');
+  const origin = request.headers.origin;
+  response.setHeader('Access-Control-Allow-Origin', origin ?? '*');
+  if (origin !== undefined) response.setHeader('Access-Control-Allow-Credentials', 'true');
+  // The answer differs by origin: a cache must not serve one origin's to another.
+  response.setHeader('Vary', 'Origin');
+  const requested = headerText(request.headers['access-control-request-headers'])?.split(',') ?? [];
+  const allowed = new Map(ALLOWED_HEADERS.map((name) => [name.toLowerCase(), name]));
+  for (const name of requested.map((each) => each.trim()).filter(Boolean))
+    if (!allowed.has(name.toLowerCase())) allowed.set(name.toLowerCase(), name);
+  response.setHeader('Access-Control-Allow-Headers', [...allowed.values()].join(', '));
   response.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
   if (request.method !== 'OPTIONS') return false;
   response.writeHead(204).end();

@@ -75,7 +75,11 @@ export interface EmulatorOptions {
    * @default false
    */
   refreshCookie?: boolean;
-  /** Answer CORS preflights and allow any origin, for tests in a browser. @default false */
+  /**
+   * Answer CORS preflights and allow any origin, credentials included (the origin echoed, never `*`), and the headers
+   * a client sends or a preflight asks for, for tests in a browser.
+   * @default false
+   */
   cors?: boolean;
   /** Keep a log of the calls in `calls`. Turn off for long runs. @default true */
   log?: boolean;
