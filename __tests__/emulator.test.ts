@@ -191,6 +191,67 @@ describe('the emulator', () => {
   });
 });
 
+describe('many users', () => {
+  const users = { alice: 'alice-pass-81c2', bob: 'bob-pass-37d9' };
+
+  it('tells whose token each data call carried, in the answer and in the call log, faults included', async () => {
+    const service = await emulator({ users });
+    const tokenOf = async (user: keyof typeof users) =>
+      ((await login(service.url, user, users[user])).data as { access: string }).access;
+    const [alice, bob] = [await tokenOf('alice'), await tokenOf('bob')];
+    const api = raw(service.url);
+    const get = (token: string) => api.get('/whoami', { headers: { Authorization: `Bearer ${token}` } });
+
+    const answers = [await get(alice), await get(bob), await get('acc_0000000000000000')];
+    service.inject('data', { status: 503 });
+    const faulty = await get(bob);
+
+    expect(answers.map((answer) => [answer.status, (answer.data as { user?: string }).user])).toEqual([
+      [200, 'alice'],
+      [200, 'bob'],
+      [401, undefined],
+    ]);
+    expect(faulty.status).toBe(503);
+    expect(service.calls.map((call) => [call.route, call.user])).toEqual([
+      ['login', undefined],
+      ['login', undefined],
+      ['data', 'alice'],
+      ['data', 'bob'],
+      ['data', undefined],
+      ['data', 'bob'],
+    ]);
+  });
+
+  it('logs no user for a token that expired, though it was once the user’s', async () => {
+    const clock = manualClock();
+    const service = await emulator({ users, clock: clock.now, accessTtlMs: 60_000 });
+    const { access } = (await login(service.url, 'alice', users.alice)).data as { access: string };
+
+    clock.advance(60_000);
+    const expired = await raw(service.url).get('/whoami', { headers: { Authorization: `Bearer ${access}` } });
+
+    expect([expired.status, service.calls.at(-1)?.user]).toEqual([401, undefined]);
+    expect(service.counters.expiries).toBe(1);
+  });
+});
+
+describe('the call log', () => {
+  it('records the Cookie header each call carried, and none where none was sent', async () => {
+    const service = await emulator({ users: { demo: 'demo-password' }, refreshCookie: true });
+    const answer = await login(service.url);
+    const cookie = `refresh_token=${/refresh_token=([^;]*)/.exec(answer.headers['set-cookie']?.[0] ?? '')?.[1]}`;
+
+    await raw(service.url).post(TOKEN, undefined, { headers: { Cookie: cookie } });
+    await raw(service.url).post(LOGOUT, undefined, { headers: { Cookie: `a=1; ${cookie}` } });
+
+    expect(service.calls.map((call) => [call.route, call.cookie])).toEqual([
+      ['login', undefined],
+      ['token', cookie],
+      ['logout', `a=1; ${cookie}`],
+    ]);
+  });
+});
+
 describe('the logout', () => {
   const dead = [401, { detail: 'Token is invalid or expired', code: 'token_not_valid' }];
 

@@ -20,6 +20,10 @@ export function routeOf(method: string, path: string): EmulatorRoute {
   return 'data';
 }
 
+function bearerOf(request: ServiceRequest): string | undefined {
+  return request.authorization?.startsWith('Bearer ') ? request.authorization.slice(7) : undefined;
+}
+
 /** The refresh token a token call or a logout carries in its JSON body: `refresh_token`, or SimpleJWT's `refresh`. */
 function bodyRefreshToken(request: ServiceRequest): string | undefined {
   const parsed = parseJSON(request.body) as { refresh_token?: unknown; refresh?: unknown } | string;
@@ -104,10 +108,15 @@ export class ServiceRoutes {
     sendJSON(response, 200, { status: true }, this.options.refreshCookie ? CLEAR_REFRESH_COOKIE : {});
   }
 
+  /** The user a data call's token was issued to, while it is valid: what the data call would answer for. */
+  userOf(request: ServiceRequest): string | undefined {
+    const token = bearerOf(request);
+    return token === undefined ? undefined : this.ledger.accessUser(token);
+  }
+
   data(request: ServiceRequest, response: ServerResponse): void {
-    const { authorization } = request;
     this.counters.dataCalls += 1;
-    const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
+    const token = bearerOf(request);
     const state = token === undefined ? 'unknown' : this.ledger.checkAccess(token);
     if (state === 'expired' && !this.expiredSeen.has(token!)) {
       this.expiredSeen.add(token!);

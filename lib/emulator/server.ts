@@ -130,17 +130,21 @@ export class TokenServiceEmulator {
       contentType: request.headers['content-type'],
       body: await bodyOf(request),
     };
-    if (this.options.log !== false)
-      this.calls.push({
-        route,
-        method,
-        path: received.fullPath,
-        authorization: received.authorization,
-        body: received.body,
-        requestId: headerText(request.headers['x-request-id']),
-        at: this.clock(),
-      });
+    const call: EmulatorCall = {
+      route,
+      method,
+      path: received.fullPath,
+      authorization: received.authorization,
+      cookie: received.cookie,
+      user: undefined,
+      body: received.body,
+      requestId: headerText(request.headers['x-request-id']),
+      at: this.clock(),
+    };
+    if (this.options.log !== false) this.calls.push(call);
     await this.wait(route, method, path);
+    // Looked up when answered, not on arrival, so that it agrees with the answer when the token expires meanwhile.
+    if (route === 'data') call.user = this.routes.userOf(received);
 
     if (route === 'login' || route === 'token') this.counters.tokenCalls += 1;
     const fault = this.faults[route].shift();

@@ -43,6 +43,12 @@ export class TokenLedger {
     return this.retired.has(token) ? 'expired' : 'unknown';
   }
 
+  /** The user an access token was issued to while it is valid, without retiring an expired one. */
+  accessUser(token: string): string | undefined {
+    const grant = this.access.get(token);
+    return grant !== undefined && this.clock() < grant.expiresAt ? grant.username : undefined;
+  }
+
   /** Spends a refresh token: its user, once; undefined when unknown, used or expired. */
   spendRefresh(token: string, rotate: boolean): string | undefined {
     const username = this.valid(this.refresh, token);

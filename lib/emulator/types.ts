@@ -100,6 +100,13 @@ export interface EmulatorCall {
   path: string;
   /** The Authorization header as received. */
   authorization: string | undefined;
+  /** The Cookie header as received: for checking where a refresh cookie went, and where it did not. */
+  cookie: string | undefined;
+  /**
+   * A data call's: the user its Bearer token was issued to, as found when the call was answered (after `latency`),
+   * faults included; undefined for a token unknown or expired, and on the other routes.
+   */
+  user: string | undefined;
   /** The request body as text. */
   body: string;
   /** The `X-Request-Id` header, if any: for checking that a replay went out as the first send did. */
