@@ -1,4 +1,5 @@
-// The emulator's HTTP plumbing: reading a request, writing JSON answers and injected faults. Node only.
+// The emulator's HTTP plumbing: reading a request and its cookies, writing JSON answers, injected faults and the CORS
+// headers. Node only.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EmulatorFault } from './types.js';
 
@@ -10,7 +11,6 @@ export interface ServiceRequest {
   /** The path with its query string, as a data call echoes it. */
   fullPath: string;
   authorization: string | undefined;
-  /** The Cookie header as received. */
   cookie: string | undefined;
   contentType: string | undefined;
   body: string;
