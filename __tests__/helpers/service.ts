@@ -26,17 +26,18 @@ export interface Received {
 
 /**
  * What the fake has served, named as lib/emulator's `counters` are, each with the same meaning, so that a test reads
- * the same over nock as over real HTTP. Two differ:
+ * the same over nock as over real HTTP. Three differ:
  * - `expiries` is left out: the fake forgets an expired access token, so it cannot tell one from a token it never
  *   issued.
  * - `loginCalls` and `refreshCalls` are the emulator's `tokenCalls` route by route (the login calls, and the token
  *   calls that send a refresh token, received, faults and refusals included): named apart from `logins` and
  *   `refreshes`, which count only the successful ones, as the emulator's do.
+ * - `logouts` is left out: the fake has no logout call.
  *
  * Calls are counted as they arrive, before `tokenDelayMs` or `dataDelayMs` (the emulator counts `tokenCalls` and
  * `dataCalls` once its `latency` has passed).
  */
-export interface FakeServiceCounters extends Omit<EmulatorCounters, 'expiries'> {
+export interface FakeServiceCounters extends Omit<EmulatorCounters, 'expiries' | 'logouts'> {
   /** Login calls received, faults and refusals included. */
   loginCalls: number;
   /** Token calls (the ones with a refresh token) received, faults and refusals included. */

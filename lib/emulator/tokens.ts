@@ -43,6 +43,12 @@ export class TokenLedger {
     return this.retired.has(token) ? 'expired' : 'unknown';
   }
 
+  /** The user an access token was issued to while it is valid, without retiring an expired one. */
+  accessUser(token: string): string | undefined {
+    const grant = this.access.get(token);
+    return grant !== undefined && this.clock() < grant.expiresAt ? grant.username : undefined;
+  }
+
   /** Spends a refresh token: its user, once; undefined when unknown, used or expired. */
   spendRefresh(token: string, rotate: boolean): string | undefined {
     const username = this.valid(this.refresh, token);
@@ -60,6 +66,11 @@ export class TokenLedger {
   expireAccess(): void {
     for (const token of this.access.keys()) this.retired.add(token);
     this.access.clear();
+  }
+
+  /** Kills one refresh token, as a logout does; nothing happens to a token that is unknown or already dead. */
+  revokeRefreshToken(token: string): void {
+    if (this.refresh.delete(token)) this.spent.add(token);
   }
 
   revokeRefresh(): void {
