@@ -1,220 +1,335 @@
-// What the plugin knows about the account, in one room: the pair in use and its generation, the pairs given up, and
-// the guards consulted before a call that generates a token (the login pause, the memory of refusals renewing did not
-// cure, the budget's spent calls, a refused refresh token). The guards read and write as one record, the account's,
-// which a store can keep for every holder.
-import { TokenBudget } from './budget.js';
-import { LoginCooldown, RefusalPolicy } from './policies.js';
-import { lifetimeOf } from './parse.js';
+// One account's client, built in one place: what this holder knows of the account (its pair and guards), its link to
+// the store, the record it shares there, its renewals, its reports and its sign-in state; the questions the replays
+// ask it; and the members of the handle that act on one account.
+import type { InternalAxiosRequestConfig } from 'axios';
+import { abortable, throwIfCanceled } from './abort.js';
+import { AccountState } from './account-state.js';
+import type { PairInUse } from './account-state.js';
+import { keepsAccount } from './account-record.js';
+import { isTokenAuthError, TokenAuthError } from './errors.js';
+import type { TokenAuthAccount, TokenAuthState, TokenAuthStats } from './handle.js';
 import type { ResolvedOptions } from './options.js';
-import type { AccountRecord, TokenOperation, TokenPair } from './store-contract.js';
+import { SecretList } from './redact.js';
+import { AccountReports } from './reports.js';
+import type { Reports } from './reports.js';
+import { RenewalMachine, signedOut } from './renewal.js';
+import { SharedRecord } from './shared-record.js';
+import { SignInState } from './sign-in-state.js';
+import { StoreLink } from './store-link.js';
+import type { TokenPair, TokenStore } from './store-contract.js';
+import type { CallOutcome, TokenClient } from './token-client.js';
+import type { Credentials, ParsedTokens } from './types.js';
+
+/** What the accounts of one attachment share, made once at attach. */
+export interface Attachment {
+  readonly options: ResolvedOptions;
+  readonly client: TokenClient;
+  readonly reports: Reports;
+}
 
 /**
- * The pair this holder uses now. `generation` numbers the pairs it has used, so that a request can tell whether the
- * pair it carried is still the current one without keeping the token itself.
+ * What a request carried: which pair, how many renewals had failed when it left, and in which logout epoch. No secret
+ * in it.
  */
-export interface PairInUse {
-  readonly pair: TokenPair;
+export interface Ticket {
+  readonly account: Account;
   readonly generation: number;
-  /** When it is renewed before being sent: its expiry less the margin its lifetime gives. */
-  readonly renewAt: number;
-}
-
-/** How many given-up pairs a holder remembers, to refuse stale copies of them. */
-const GIVEN_UP_KEPT = 16;
-/** How many refused refresh tokens the record remembers, and for how long after the last. */
-const REFUSED_REFRESH_KEPT = 8;
-const REFUSED_REFRESH_MS = 24 * 3_600_000;
-/**
- * How long the record keeps a logout's word for a store that expires what it keeps: 30 days, as long as refresh tokens
- * commonly live, so that a session the server did not end (a cookie left behind) is not taken back by itself.
- */
-const SIGNED_OUT_MS = 30 * 24 * 3_600_000;
-
-/**
- * A refresh token's fingerprint for the record, which may be read by anyone who can read the store: 53 bits of a
- * non-cryptographic hash (cyrb53), enough to tell tokens apart, too few and too lossy to give one back.
- */
-export function fingerprint(token: string): string {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < token.length; i += 1) {
-    const code = token.charCodeAt(i);
-    h1 = Math.imul(h1 ^ code, 2654435761);
-    h2 = Math.imul(h2 ^ code, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+  readonly failures: number;
+  readonly epoch: number;
+  /** The request is a replay: its refusal goes to the caller, or once more with a pair others' renewals brought. */
+  readonly replay: boolean;
 }
 
 /**
- * The account as this holder knows it. A pair counts as expired within `marginFor(lifetime)` of its expiry, the
- * lifetime being the JWT's `exp - iat` where the token says, else the time it had left when this holder got it (the
- * whole lifetime, for a pair fresh from an answer).
+ * One account (the default one, `name` undefined, or a named one) as this holder keeps it: every account is its own
+ * client, with its own pair, guards, single renewal and store.
  */
-export class Account {
-  readonly cooldown: LoginCooldown;
-  readonly refusals: RefusalPolicy;
-  /** Refuses a call past `tokenBudget` before it leaves; absent without a budget. */
-  private readonly budget: TokenBudget | undefined;
-  /** See {@link AccountRecord.cookieRefreshRefused}. */
-  cookieRefreshRefused = false;
-  /** See {@link AccountRecord.signedOut}; and when. */
-  private signedOutAt: number | undefined;
-  /** See {@link AccountRecord.refusedRefresh}; and when the last was refused. */
-  private refusedRefresh: string[] = [];
-  private refusedRefreshAt = 0;
-  private inUse: PairInUse | null = null;
-  private generation = 0;
-  /** The access tokens of the last pairs given up (replaced or dropped), newest last. */
-  private readonly givenUpAccess: string[] = [];
+export class Account implements TokenAuthAccount {
+  /** The secrets this account's pairs hold, masked wherever its errors surface. */
+  readonly secrets = new SecretList();
+  readonly reports: AccountReports;
+  readonly account: AccountState;
+  readonly renewals: RenewalMachine;
+  readonly signIn: SignInState;
+  /** Requests of this account sent and not yet settled (counted for named accounts, which may be dropped). */
+  inFlight = 0;
+  /** When this account was last asked for, by the attachment's count of requests: the least recent goes first. */
+  lastUsed = 0;
+  private readonly link: StoreLink;
+  private readonly record: SharedRecord;
+  private readonly client: TokenClient;
+  private readonly clock: () => number;
 
   /**
-   * `onUse` hears of each pair taken into use, `fromStore` when another holder obtained it, and of each pair dropped
-   * (null). `shared`: the guards are the account's, kept in a store every holder consults, which they say where they
-   * refuse a call.
+   * `store` is this account's (the attachment's, or its `forAccount(name)`); `ownStore` when nobody else holds it (a
+   * new memory store): there is nothing to read, nor a record to share.
    */
   constructor(
-    private readonly options: Pick<
-      ResolvedOptions,
-      'clock' | 'marginFor' | 'accessTokenLifetimeMs' | 'loginCooldownMs' | 'tokenBudget'
-    >,
-    private readonly onUse: (pair: TokenPair | null, fromStore: boolean) => void,
-    readonly shared = false,
+    readonly name: string | undefined,
+    { options, client, reports }: Attachment,
+    store: TokenStore,
+    ownStore: boolean,
   ) {
-    this.cooldown = new LoginCooldown(options.loginCooldownMs, options.clock, Math.random().toString(36).slice(2, 10));
-    this.refusals = new RefusalPolicy(options.accessTokenLifetimeMs, options.clock);
-    this.budget = options.tokenBudget ? new TokenBudget(options.tokenBudget, options.clock, shared) : undefined;
-  }
-
-  get current(): PairInUse | null {
-    return this.inUse;
-  }
-
-  /** Uses `pair` from now on; `fromStore` when another holder obtained it. */
-  use(pair: TokenPair, fromStore: boolean): PairInUse {
-    this.generation += 1;
-    const inUse: PairInUse = { pair, generation: this.generation, renewAt: this.renewAt(pair) };
-    this.giveUp();
-    this.inUse = inUse;
-    // A pair in use, from this holder or another, is a sign-in: whoever signed out is signed in again.
-    this.signedOutAt = undefined;
-    this.onUse(pair, fromStore);
-    return inUse;
-  }
-
-  /** Forgets the pair in use, so that no request carries it again. */
-  drop(): void {
-    if (!this.inUse) return;
-    this.giveUp();
-    this.inUse = null;
-    this.generation += 1;
-    this.onUse(null, false);
-  }
-
-  /** `auth.logout()`: the pair dropped, and no token fetched by itself until a sign-in (a pair taken into use). */
-  signOut(): void {
-    this.drop();
-    this.signedOutAt = this.options.clock();
-  }
-
-  /** Signed out (by this holder or another of the store), and not signed in since: nothing renews by itself. */
-  get signedOut(): boolean {
-    return this.signedOutAt !== undefined;
-  }
-
-  /** This holder used `pair` before and has since replaced or dropped it: a stale copy, wherever it comes from. */
-  givenUp(pair: TokenPair): boolean {
-    return this.givenUpAccess.includes(pair.access);
-  }
-
-  /** The current pair, if valid and newer than the pair of `generation`. */
-  newerThan(generation: number): PairInUse | null {
-    const inUse = this.inUse;
-    return inUse && inUse.generation > generation && !this.expired(inUse) ? inUse : null;
-  }
-
-  /** Known to expire within its margin: renewed before it is sent. */
-  expired(pair: TokenPair | PairInUse): boolean {
-    return this.options.clock() >= ('renewAt' in pair ? pair.renewAt : this.renewAt(pair));
-  }
-
-  /** Counts one call of `operation` that leaves, or throws TOKEN_BUDGET_EXCEEDED without counting it. */
-  spend(operation: TokenOperation): void {
-    this.budget?.take(operation);
-  }
-
-  /** The calls the budget still allows now, per operation; undefined without a budget. */
-  budgetLeft(): Record<TokenOperation, number> | undefined {
-    return this.budget?.left();
-  }
-
-  /** The token call refused `refreshToken`: no holder sends it again. */
-  refreshRefused(refreshToken: string): void {
-    const print = fingerprint(refreshToken);
-    this.refusedRefresh = [...this.refusedRefresh.filter((known) => known !== print), print].slice(
-      -REFUSED_REFRESH_KEPT,
+    const shared = !ownStore && keepsAccount(store);
+    this.client = client;
+    this.clock = options.clock;
+    this.reports = new AccountReports(reports, name);
+    this.account = new AccountState(options, shared);
+    this.link = new StoreLink(store, shared, options.storeTimeoutMs, this.account, this.secrets, (error) =>
+      this.reports.storeFailure(error),
     );
-    this.refusedRefreshAt = this.options.clock();
-  }
-
-  /** The token call refused `refreshToken` before, for this holder or another. */
-  isRefusedRefresh(refreshToken: string): boolean {
-    return this.refusedRefresh.includes(fingerprint(refreshToken));
-  }
-
-  /** The guards as one record, to keep in a store. */
-  record(): AccountRecord {
-    const loginPause = this.cooldown.state;
-    const refusals = this.refusals.state;
-    const spent = this.budget?.state ?? { login: [], refresh: [] };
-    const windowMs = this.options.tokenBudget ? this.options.tokenBudget.windowMs : 0;
-    const remembered = this.refusedRefresh.length > 0 || this.cookieRefreshRefused;
-    const expiresAt = Math.max(
-      loginPause?.until ?? 0,
-      refusals.until,
-      ...refusals.uncured.map(([, until]) => until),
-      ...[...spent.login, ...spent.refresh].map((at) => at + windowMs),
-      remembered ? this.refusedRefreshAt + REFUSED_REFRESH_MS : 0,
-      (this.signedOutAt ?? -Infinity) + SIGNED_OUT_MS,
+    if (ownStore) this.link.startEmpty();
+    this.record = new SharedRecord(this.account, this.link);
+    this.renewals = new RenewalMachine(
+      name,
+      options,
+      client,
+      this.account,
+      this.link,
+      this.record,
+      this.reports,
+      this.secrets,
+      (failure) => this.moved(failure),
     );
-    return {
-      version: 1,
-      loginPause,
-      refusals,
-      spent,
-      cookieRefreshRefused: this.cookieRefreshRefused,
-      refusedRefresh: [...this.refusedRefresh],
-      ...(this.signedOutAt === undefined ? {} : { signedOut: this.signedOutAt }),
-      expiresAt,
+    this.signIn = new SignInState(() => ({
+      held: this.account.current !== null,
+      busy: this.renewals.renewal !== undefined || !this.link.loaded,
+    }));
+    this.account.listen((pair, fromStore) => this.used(pair, fromStore));
+    this.signIn.update();
+  }
+
+  // ---- The hot path: the pair a request carries.
+
+  /**
+   * The pair a request may carry right away, without waiting for anything. Undefined sends the request through
+   * `grant`, which also rejects a request already canceled.
+   */
+  ready(config: InternalAxiosRequestConfig): PairInUse | undefined {
+    const inUse = this.account.current;
+    if (!inUse || this.renewals.renewal || !this.link.loaded) return undefined;
+    if (config.signal?.aborted || config.cancelToken?.reason) return undefined;
+    return this.account.expired(inUse) ? undefined : inUse;
+  }
+
+  /**
+   * The pair a request should carry: waits for a renewal under way, logs in when none is in use, renews one known to
+   * be expired. A request aborted (or out of time) meanwhile stops waiting; the renewal goes on for the others.
+   */
+  async grant(config?: InternalAxiosRequestConfig): Promise<PairInUse> {
+    if (config) throwIfCanceled(config);
+    const renewal = this.renewals.renewal;
+    if (renewal) await this.renewals.wait(renewal, config);
+    if (!this.link.loaded) await this.link.load();
+    const inUse = this.account.current;
+    if (inUse && !this.account.expired(inUse)) return inUse;
+    if (this.account.signedOut) throw signedOut();
+    return this.renewals.wait(this.renewals.renew(inUse ? 'expired' : 'no-token'), config);
+  }
+
+  /** `granted`, or a newer valid pair a renewal finished meanwhile (in the microtasks since `granted` was given). */
+  freshest(granted: PairInUse): PairInUse {
+    return this.account.newerThan(granted.generation) ?? granted;
+  }
+
+  // ---- What the replays ask of the account after a refusal (replay.ts decides).
+
+  /** The ticket of a request that leaves now with `inUse`. */
+  ticket(inUse: PairInUse, replay: boolean): Ticket {
+    const { renewals } = this;
+    return { account: this, generation: inUse.generation, failures: renewals.failures, epoch: renewals.epoch, replay };
+  }
+
+  /** Brings the guards up to what any holder of a shared store found (a refusal about to renew). */
+  async consult(config: InternalAxiosRequestConfig): Promise<void> {
+    if (this.account.shared) await abortable(this.record.consult(), config);
+  }
+
+  /** Waits for the renewal under way, if any, as one of its waiters: it rejects as the renewal (or the wait) fails. */
+  async waitForRenewal(config: InternalAxiosRequestConfig): Promise<void> {
+    const renewal = this.renewals.renewal;
+    if (renewal) await this.renewals.wait(renewal, config);
+  }
+
+  /** A logout came after `ticket`'s request left: its refusal must not sign the user back in. */
+  loggedOutSince(ticket: Ticket): boolean {
+    return ticket.epoch !== this.renewals.epoch;
+  }
+
+  /** The valid pair a renewal brought since `ticket`'s request left, if any. */
+  renewedSince(ticket: Ticket): PairInUse | null {
+    return this.account.newerThan(ticket.generation);
+  }
+
+  /** Whether a renewal for a refusal on `endpoint` may cure it now (not a permission, not during the back-off). */
+  mayRenewFor(endpoint: string): boolean {
+    return this.account.refusals.mayRenewFor(endpoint);
+  }
+
+  /** The error of a renewal that failed after `ticket`'s request left: its late refusal shares it. */
+  failedSince(ticket: Ticket): { error: unknown } | undefined {
+    return this.renewals.failedSince(ticket.failures);
+  }
+
+  /** Renews for a refusal (or joins the renewal under way), as one of its waiters. */
+  renewForRefusal(config: InternalAxiosRequestConfig): Promise<PairInUse> {
+    return this.renewals.wait(this.renewals.renew('rejected'), config);
+  }
+
+  /** `ticket`'s replay, sent with the current pair, was refused on `endpoint` too: renewing did not cure it. */
+  async uncured(ticket: Ticket, endpoint: string): Promise<void> {
+    if (this.account.current?.generation !== ticket.generation) return;
+    await this.record.change(() => this.account.refusals.uncured(ticket.generation, endpoint));
+  }
+
+  /** A replay that carried `ticket`'s pair was accepted: a renewal cured a refusal, so renewals cure again. */
+  cured(ticket: Ticket): void {
+    const { account } = this;
+    // Every holder hears of a cure, but only of one that changed something: most accepted replays do not.
+    if (account.refusals.cured(ticket.generation) && account.shared)
+      this.record.change(() => account.refusals.cured(ticket.generation)).catch(() => undefined);
+  }
+
+  /** The pair a renewal for a refused stream on `endpoint` brought, if any. */
+  streamRenewedWith(endpoint: string): number | undefined {
+    return this.account.refusals.streamRenewedWith(endpoint);
+  }
+
+  /** A stream refused on `endpoint` started the renewal that brought `inUse`. */
+  streamRenewed(endpoint: string, inUse: PairInUse): void {
+    this.account.refusals.streamRenewed(endpoint, inUse.generation);
+  }
+
+  /** Nothing of this account is under way: no request, renewal, waiter or listener. It may be dropped. */
+  get idle(): boolean {
+    return this.inFlight === 0 && !this.renewals.renewal && this.reports.counts.waiting === 0 && !this.signIn.heard;
+  }
+
+  close(): void {
+    this.link.close();
+  }
+
+  // ---- The handle's members that act on this account.
+
+  /** A valid access token for use outside axios, by the same rule and single flight as a request. */
+  async accessToken(): Promise<string> {
+    return (await this.grant()).pair.access;
+  }
+
+  async getTokens(): Promise<TokenPair | null> {
+    await this.link.load();
+    return this.account.current && { ...this.account.current.pair };
+  }
+
+  async login(credentials?: Credentials): Promise<void> {
+    // Without a renewal to wait for, it starts at once: `getState()` says `signing-in` as soon as this returns.
+    if (this.renewals.renewal) await this.renewals.idle();
+    if (credentials) this.account.refusals.forget();
+    await this.renewals.wait(this.renewals.renew('manual', 'login', credentials));
+    await this.link.settled();
+  }
+
+  /** Uses a pair obtained elsewhere, and writes it to the store under its lock, as a renewal would. */
+  async setTokens(tokens: ParsedTokens | TokenPair): Promise<void> {
+    if (typeof tokens?.access !== 'string' || tokens.access === '')
+      throw new TypeError('auth.setTokens: pass { access, refresh?, expiresIn? } with a non-empty `access` token.');
+    await this.renewals.idle();
+    const turn = await this.link.turn();
+    try {
+      const { expiresAt } = tokens as TokenPair;
+      const pair =
+        expiresAt === undefined
+          ? this.renewals.pairFrom(tokens, undefined)
+          : { ...this.renewals.pairFrom({ access: tokens.access }, tokens.refresh), expiresAt };
+      await this.record.within(turn, () => this.renewals.adopt(pair, turn));
+    } finally {
+      await turn.end();
+    }
+  }
+
+  async refresh(): Promise<void> {
+    // As login(): a restore at start-up is `signing-in` before the first render, with no flash of a sign-in form.
+    if (this.renewals.renewal) await this.renewals.idle();
+    await this.renewals.wait(this.renewals.renew('manual', 'refresh'));
+    await this.link.settled();
+  }
+
+  async logout(): Promise<void> {
+    const held = this.account.current?.pair ?? null;
+    const signOut = (): void => {
+      this.account.signOut();
+      this.account.refusals.forget();
     };
+    signOut();
+    this.renewals.signOut();
+    this.signIn.failed(undefined);
+    // Under the store's lock: a renewal that another holder (tab, process) is running ends first, so that its pair
+    // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT; the
+    // turn's clear comes after the writes of the turns before it. The record says every holder is signed out; the
+    // next login may be another account, whose refusals are its own: every holder forgets them.
+    const turn = await this.link.turn();
+    await this.record.within(turn, signOut);
+    await turn.clear();
+    await turn.end();
+    this.reports.logout();
+    await this.tellLogout(held);
   }
 
-  /** Takes the guards of `record` (another holder's, or this one's from before) for its own. */
-  restore(record: AccountRecord): void {
-    this.cooldown.state = record.loginPause;
-    this.refusals.state = record.refusals;
-    if (this.budget) this.budget.state = record.spent;
-    this.cookieRefreshRefused = record.cookieRefreshRefused;
-    this.refusedRefresh = [...record.refusedRefresh];
-    // A sign-in anywhere clears the mark (under the lock), so a mark in the record is a logout after every pair held:
-    // the pair this holder still uses (it missed the store's word of the logout) goes too.
-    this.signedOutAt = record.signedOut;
-    if (record.signedOut !== undefined) this.drop();
-    if (this.refusedRefresh.length > 0 || record.cookieRefreshRefused)
-      this.refusedRefreshAt = Math.max(this.refusedRefreshAt, record.expiresAt - REFUSED_REFRESH_MS);
+  /** Resolves once the renewal under way, if any, has ended, and the last renewal's writes are done. */
+  async flush(): Promise<void> {
+    await this.renewals.idle();
+    await this.link.settled();
   }
 
-  private giveUp(): void {
-    if (!this.inUse) return;
-    this.givenUpAccess.push(this.inUse.pair.access);
-    if (this.givenUpAccess.length > GIVEN_UP_KEPT) this.givenUpAccess.shift();
+  stats(): TokenAuthStats {
+    return { ...this.reports.counts, budget: this.account.budgetLeft() };
   }
 
-  private renewAt(pair: TokenPair): number {
-    const expiresAt = pair.expiresAt;
-    if (expiresAt === undefined) return Infinity;
-    const { clock, marginFor } = this.options;
-    return expiresAt - marginFor(lifetimeOf(pair.access, expiresAt, clock()));
+  /** Where the sign-in stands; the first call reads the store, as a UI's first render needs. */
+  getState(): TokenAuthState {
+    if (!this.link.loaded) void this.link.load().then(() => this.signIn.update());
+    return this.signIn.get();
+  }
+
+  subscribe(listener: () => void): () => void {
+    return this.signIn.subscribe(listener);
+  }
+
+  // ---- What the parts tell the account.
+
+  /** The renewal machine moved: a renewal started or ended, `failure` when it failed. */
+  private moved(failure?: unknown): void {
+    // A renewal that a logout ended failed for no reason a UI should show.
+    if (isTokenAuthError(failure) && failure.code !== 'LOGGED_OUT') this.signIn.failed(failure);
+    else this.signIn.update();
+  }
+
+  /** A pair was taken into use (`fromStore`: another holder's), or dropped (null). */
+  private used(pair: TokenPair | null, fromStore: boolean): void {
+    if (pair && !this.secrets.remember(pair) && fromStore) this.reports.load(pair);
+    // A pair another holder (a tab) brought ends a failure here too; a drop may be its logout. A renewal of this
+    // holder's tells the state once, as it ends, not as it takes its pair.
+    if (pair) this.signIn.failed(undefined, false);
+    if (!this.renewals.renewal) this.signIn.update();
+  }
+
+  /** Tells the server of the logout through `logoutRequest`, once; a failure is reported and thrown, after it. */
+  private async tellLogout(pair: TokenPair | null): Promise<void> {
+    const outcome: CallOutcome = { attempts: 0, status: undefined };
+    const started = this.clock();
+    try {
+      await this.client.logout(pair, outcome, this.name);
+    } catch (error) {
+      const call = { reason: 'manual' as const, waiting: 0, durationMs: this.clock() - started, ...outcome };
+      const told = isTokenAuthError(error)
+        ? new TokenAuthError(
+            error.code,
+            `${error.message} The tokens were dropped here, but the server may still hold the session (a cookie, the ` +
+              'refresh token): call `auth.logout()` again to tell it.',
+            { cause: error.cause, ...(error.status === undefined ? {} : { status: error.status }) },
+          )
+        : error;
+      throw this.reports.failure('logout', told, call);
+    }
   }
 }

@@ -1,15 +1,15 @@
-import { getAdapter } from 'axios';
+import { getAdapter, isAxiosError } from 'axios';
 import type { AxiosAdapter, AxiosInstance, AxiosRequestConfig, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import { sendWithin, startDeadline } from './abort.js';
-import type { PairInUse } from './account.js';
+import type { Account, Ticket } from './account.js';
+import type { PairInUse } from './account-state.js';
+import { accountNameProblem, Accounts } from './accounts.js';
 import { resolveOptions } from './options.js';
 import { OriginPolicy } from './origins.js';
-import { SecretList } from './redact.js';
-import { Renewals } from './renewal.js';
 import { Replays } from './replay.js';
 import { Reports } from './reports.js';
 import { TokenClient } from './token-client.js';
-import type { TokenAuth } from './handle.js';
+import type { TokenAuth, TokenAuthAccount } from './handle.js';
 import type { TokenAuthOptions } from './types.js';
 
 /** Marks an instance as attached; `Symbol.for`, so that two copies of the package see each other's mark. */
@@ -45,16 +45,15 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     );
   }
   const resolved = resolveOptions(instance, options);
-  const reports: Reports = new Reports(() => renewals.account.budgetLeft());
-  const secrets = new SecretList();
+  const reports = new Reports();
   // `instance.defaults` itself may be replaced after attach (hey-api's setConfig does): read it as each request goes.
   const origins = new OriginPolicy(
     resolved.origins,
     resolved.originsFollowBaseURL ? () => instance.defaults?.baseURL : undefined,
   );
-  const client = new TokenClient(resolved, (operation) => renewals.account.spend(operation));
-  const renewals = new Renewals(resolved, client, reports, secrets);
-  const replays = new Replays(renewals, reports, secrets, origins, resolved);
+  const client = new TokenClient(resolved);
+  const accounts = new Accounts({ options: resolved, client, reports }, resolved.store, resolved.maxAccounts);
+  const replays = new Replays(reports, origins, resolved);
   let ejected = false;
   const isEjected = (): boolean => ejected;
 
@@ -63,30 +62,41 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
   type Armed = InternalAxiosRequestConfig & { [inner]?: AdapterSetting };
 
   // Node follows redirects itself: a hop to an origin outside `origins` must not take the token along, in whatever
-  // header applyToken put it (follow-redirects drops only Authorization, and keeps it for subdomains).
-  const guardRedirect: RedirectHook = (redirect) => {
-    const to = (redirect as { href?: unknown }).href;
-    const headers = (redirect as { headers?: Record<string, unknown> }).headers;
-    if (typeof to !== 'string' || !headers || origins.allowsURL(to)) return;
-    for (const [name, value] of Object.entries(headers))
-      if (typeof value === 'string' && secrets.mask(value) !== value) delete headers[name];
+  // header applyToken put it (follow-redirects drops only Authorization, and keeps it for subdomains). One hook per
+  // account, whose secrets it knows.
+  const redirectGuards = new WeakMap<Account, RedirectHook>();
+  const guardFor = (account: Account): RedirectHook => {
+    let guard = redirectGuards.get(account);
+    if (!guard) {
+      guard = (redirect) => {
+        const to = (redirect as { href?: unknown }).href;
+        const headers = (redirect as { headers?: Record<string, unknown> }).headers;
+        if (typeof to !== 'string' || !headers || origins.allowsURL(to)) return;
+        for (const [name, value] of Object.entries(headers))
+          if (typeof value === 'string' && account.secrets.mask(value) !== value) delete headers[name];
+      };
+      redirectGuards.set(account, guard);
+    }
+    return guard;
   };
 
-  const guardRedirects = (config: InternalAxiosRequestConfig): void => {
+  const guardRedirects = (config: InternalAxiosRequestConfig, account: Account): void => {
+    const guard = guardFor(account);
     const own = config.beforeRedirect;
-    if (own === guardRedirect) return;
+    if (own === guard) return;
     config.beforeRedirect = own
       ? (redirect, response, request) => {
-          guardRedirect(redirect, response, request);
+          guard(redirect, response, request);
           own(redirect, response, request);
         }
-      : guardRedirect;
+      : guard;
   };
 
   /**
    * The adapter every request goes out through. It runs after all request interceptors, with the body serialised,
-   * and before any response interceptor: the token goes on here, a refused request is caught here, waits for the one
-   * shared renewal, and is sent again as it was, so interceptors run once and never see a refusal the plugin cured.
+   * and before any response interceptor: the token of the request's account goes on here, a refused request is caught
+   * here, waits for the account's one shared renewal, and is sent again as it was, so interceptors run once and never
+   * see a refusal the plugin cured.
    */
   const send: AxiosAdapter = (config) => {
     const setting = (config as Armed)[inner] ?? instance.defaults.adapter;
@@ -100,39 +110,69 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
       delete (config as Armed)[inner];
       return adapter(config).catch((error: unknown) => replays.outside(error, config));
     }
-    guardRedirects(config);
+    let account: Account;
+    try {
+      account = accounts.of(config);
+    } catch (error) {
+      // ACCOUNT_INVALID: the request fails as a request does, nothing sent.
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    guardRedirects(config, account);
     startDeadline(config);
-    const ready = renewals.ready(config);
-    if (ready) return attempt(adapter, config, ready, false, false);
-    return renewals
-      .grant(config)
-      .then((granted) => attempt(adapter, config, renewals.freshest(granted), false, true), replays.masked);
+    if (account.name === undefined) return authorize(adapter, config, account);
+    // A named account may be dropped to make room for others, but not while a request of its own is under way.
+    account.inFlight += 1;
+    const done = (): void => {
+      account.inFlight -= 1;
+    };
+    const sent = authorize(adapter, config, account);
+    sent.then(done, done);
+    return sent;
+  };
+
+  /** The request with its account's pair: at once when one is ready, else once a renewal (or the store) gives one. */
+  const authorize = (
+    adapter: AxiosAdapter,
+    config: InternalAxiosRequestConfig,
+    account: Account,
+  ): Promise<AxiosResponse> => {
+    const ready = account.ready(config);
+    if (ready) return attempt(adapter, config, account.ticket(ready, false), ready, false);
+    return account.grant(config).then(
+      (granted) => {
+        const inUse = account.freshest(granted);
+        return attempt(adapter, config, account.ticket(inUse, false), inUse, true);
+      },
+      (error: unknown) => {
+        throw isAxiosError(error) ? account.secrets.axiosError(error) : error;
+      },
+    );
   };
 
   /**
-   * One send with `inUse`'s token; after a refusal, the next with the pair the replays give, or the refusal. `waited`:
-   * the request waited for a renewal before, which its `timeout` counts.
+   * One send with `inUse`'s token under `ticket`; after a refusal, the next with the pair the replays give, or the
+   * refusal. `waited`: the request waited for a renewal before, which its `timeout` counts.
    */
   const attempt = (
     adapter: AxiosAdapter,
     config: InternalAxiosRequestConfig,
+    ticket: Ticket,
     inUse: PairInUse,
-    replay: boolean,
     waited: boolean,
   ): Promise<AxiosResponse> => {
-    const ticket = replays.ticket(inUse, replay);
     resolved.applyToken(config, inUse.pair.access);
     const sent = waited ? sendWithin(adapter, config) : adapter(config);
     // A replay accepted is a renewal that cured a refusal, which the back-off waits for; a first send is not.
-    const answered = replay
+    const answered = ticket.replay
       ? sent.then((response) => {
-          replays.cured(ticket);
+          ticket.account.cured(ticket);
           return response;
         })
       : sent;
-    return answered.catch(async (error: unknown) =>
-      attempt(adapter, config, await replays.recover(error, ticket, config, isEjected), true, true),
-    );
+    return answered.catch(async (error: unknown) => {
+      const next = await replays.recover(error, ticket, config, isEjected);
+      return attempt(adapter, config, ticket.account.ticket(next, true), next, true);
+    });
   };
 
   // The request interceptor arms each request with the adapter above, around the one it would have used: its own,
@@ -148,23 +188,41 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
   const requestId = instance.interceptors.request.use(arm, undefined, { synchronous: true });
   target[ATTACHED] = true;
 
+  // The members bound to their account, so that `useSyncExternalStore(auth.subscribe, auth.getState)` works as it is.
+  const handleOf = (account: () => Account): TokenAuthAccount => ({
+    accessToken: () => account().accessToken(),
+    getTokens: () => account().getTokens(),
+    login: (credentials) => account().login(credentials),
+    setTokens: (tokens) => account().setTokens(tokens),
+    refresh: () => account().refresh(),
+    logout: () => account().logout(),
+    flush: () => account().flush(),
+    stats: () => account().stats(),
+    getState: () => account().getState(),
+    subscribe: (listener) => account().subscribe(listener),
+  });
+  const { default: first } = accounts;
+
   return {
+    ...handleOf(() => first),
     eject() {
       ejected = true;
       instance.interceptors.request.eject(requestId);
       delete target[ATTACHED];
-      renewals.close();
+      for (const account of accounts.all()) account.close();
     },
-    accessToken: () => renewals.accessToken(),
-    getTokens: () => renewals.tokens(),
-    login: (credentials) => renewals.login(credentials),
-    setTokens: (tokens) => renewals.setTokens(tokens),
-    refresh: () => renewals.refresh(),
-    logout: () => renewals.logout(),
-    flush: () => renewals.flush(),
-    getState: () => renewals.signInState(),
-    subscribe: (listener) => renewals.signIn.subscribe(listener),
+    account(name) {
+      const problem = accountNameProblem(name);
+      if (problem !== undefined)
+        throw new TypeError(`auth.account(name): \`name\` ${problem}; pass the account's name, such as a tenant id.`);
+      if (resolved.store && typeof resolved.store.forAccount !== 'function')
+        throw new TypeError(
+          `auth.account("${name}"): the \`store\` keeps one account (it has no \`forAccount(name)\`); use a store of ` +
+            'this package (memory, file, Redis, browser), or give yours `forAccount`.',
+        );
+      // The account as it is held at each call: one dropped meanwhile (maxAccounts) is made again, from the store.
+      return handleOf(() => accounts.get(name));
+    },
     on: (event, listener) => reports.on(event, listener),
-    stats: () => reports.stats(),
   };
 }

@@ -29,21 +29,22 @@ export function credentialsProblem(value: unknown, basic: boolean): string | und
 export async function credentialsFor(
   source: CredentialsSource | undefined,
   given: Credentials | undefined,
-  { basic, redact }: { basic: boolean; redact: (error: Error) => Error },
+  { account, basic, redact }: { account: string | undefined; basic: boolean; redact: (error: Error) => Error },
 ): Promise<Credentials> {
   let value: unknown = given;
+  const of = account === undefined ? '' : ` for account "${account}"`;
   if (given === undefined && source === undefined)
     throw new TokenAuthError(
       'NO_CREDENTIALS',
-      'The plugin holds no usable tokens and has no `credentials` to log in with: sign in again and hand the result ' +
-        'over with `auth.login(credentials)` or `auth.setTokens(tokens)`, or pass the `credentials` option.',
+      `The plugin holds no usable tokens${of} and has no \`credentials\` to log in with: sign in again and hand the ` +
+        'result over with `auth.login(credentials)` or `auth.setTokens(tokens)`, or pass the `credentials` option.',
     );
   try {
-    if (given === undefined) value = typeof source === 'function' ? await source() : source;
+    if (given === undefined) value = typeof source === 'function' ? await source(account) : source;
   } catch (error) {
     throw new TokenAuthError(
       'NO_CREDENTIALS',
-      'The `credentials` function threw, so the plugin cannot log in; see `cause`.',
+      `The \`credentials\` function threw${of}, so the plugin cannot log in; see \`cause\`.`,
       {
         cause: error instanceof Error ? redact(error) : undefined,
       },
@@ -52,10 +53,11 @@ export async function credentialsFor(
   if (value === null || value === undefined)
     throw new TokenAuthError(
       'NO_CREDENTIALS',
-      'The `credentials` function gave no { username, password }, so the plugin cannot log in.',
+      `The \`credentials\` function gave no { username, password }${of}, so the plugin cannot log in` +
+        (account === undefined ? '.' : ': have it answer for every account a request may name.'),
     );
   const problem = credentialsProblem(value, basic);
   if (problem !== undefined)
-    throw new TokenAuthError('NO_CREDENTIALS', `The credentials ${problem}, so the plugin cannot log in.`);
+    throw new TokenAuthError('NO_CREDENTIALS', `The credentials${of} ${problem}, so the plugin cannot log in.`);
   return value as Credentials;
 }

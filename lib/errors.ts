@@ -22,7 +22,12 @@ export type TokenAuthErrorCode =
    */
   | 'LOGGED_OUT'
   /** The logout call of `logoutRequest` answered 4xx: the tokens were dropped here, the server may keep the session. */
-  | 'LOGOUT_REJECTED';
+  | 'LOGOUT_REJECTED'
+  /**
+   * The request's account could not be told or kept: its `account` is not a non-empty string of at most 256
+   * characters, the `account` option threw, or the `store` keeps one account only. Nothing was sent.
+   */
+  | 'ACCOUNT_INVALID';
 
 const NAME = 'TokenAuthError';
 

@@ -39,22 +39,29 @@ export interface TokenCallReport {
   waiting: number;
 }
 
-/** Events of {@link TokenAuth.on}. No payload carries a secret. */
+/** Which account an event is about: its name, absent for the default account. */
+export interface AccountNamed {
+  /** The named account the event is about (the request config's `account`); absent for the default account. */
+  account?: string;
+}
+
+/** Events of {@link TokenAuth.on}, of every account. No payload carries a secret. */
 export interface TokenAuthEvents {
   /** A login succeeded. */
-  login: TokenCallReport;
+  login: TokenCallReport & AccountNamed;
   /** A token call succeeded; `rotated` when it brought a new refresh token. */
-  refresh: TokenCallReport & {
-    /** The answer carried a new refresh token, which replaced the stored one. */
-    rotated: boolean;
-  };
+  refresh: TokenCallReport &
+    AccountNamed & {
+      /** The answer carried a new refresh token, which replaced the stored one. */
+      rotated: boolean;
+    };
   /** Tokens another holder of the store wrote (or that were there at start) were picked up, with no call. */
-  load: {
+  load: AccountNamed & {
     /** When the loaded access token expires, in epoch milliseconds, when known. */
     expiresAt: number | undefined;
   };
   /** A request whose token was refused is sent again with the current token. */
-  replay: {
+  replay: AccountNamed & {
     /** The request's method, upper case. */
     method: string;
     /** The request's URL as configured, with any token in it masked. */
@@ -65,24 +72,25 @@ export interface TokenAuthEvents {
    * {@link TokenCallReport} says.
    */
   failure:
-    | (TokenCallReport & {
-        /** What failed. */
-        operation: TokenOperation | 'logout';
-        /** The error's code, for a `switch`. */
-        code: TokenAuthErrorCode;
-        /** The error the waiting requests got. */
-        error: TokenAuthError;
-      })
-    | {
+    | (TokenCallReport &
+        AccountNamed & {
+          /** What failed. */
+          operation: TokenOperation | 'logout';
+          /** The error's code, for a `switch`. */
+          code: TokenAuthErrorCode;
+          /** The error the waiting requests got. */
+          error: TokenAuthError;
+        })
+    | (AccountNamed & {
         /** What failed. */
         operation: 'store';
         /** The error's code, for a `switch`. */
         code: TokenAuthErrorCode;
         /** The error, reported only here: the plugin goes on with the tokens it holds. */
         error: TokenAuthError;
-      };
+      });
   /** `auth.logout()` dropped the tokens. */
-  logout: Record<string, never>;
+  logout: AccountNamed;
   /**
    * Something is likely misconfigured; each is said once. Without a listener of `warning`, the message goes to
    * `console.warn`.
@@ -144,9 +152,26 @@ export interface TokenAuthState {
 }
 
 /** What {@link attachTokenAuth} returns. */
-export interface TokenAuth {
+export interface TokenAuth extends TokenAuthAccount {
   /** Removes the plugin's interceptor; the instance is as before, and may be attached again. */
   eject(): void;
+  /**
+   * The handle of account `name` (requests name theirs with the request config's `account`): the members below act on
+   * that account alone, as the top-level ones act on the default account. Account names are any non-empty strings of
+   * at most 256 characters (tenant ids, e-mail addresses). Throws a TypeError for another name, or when the `store`
+   * keeps one account only (it has no `forAccount`).
+   *
+   * @example
+   * await auth.account('tenant-42').login();
+   * await api.get('/orders', { account: 'tenant-42' });
+   */
+  account(name: string): TokenAuthAccount;
+  /** Listens to an event, of every account; returns the function that stops listening. */
+  on<E extends keyof TokenAuthEvents>(event: E, listener: (payload: TokenAuthEvents[E]) => void): () => void;
+}
+
+/** What acts on one account: the top-level members of {@link TokenAuth} (the default account), or `auth.account(name)`. */
+export interface TokenAuthAccount {
   /**
    * A valid access token, for what does not go through axios (a WebSocket, an `EventSource`, a `fetch`, a signed
    * URL): waits for a renewal under way, renews a token known to be expired, logs in when none is held, with the
@@ -204,8 +229,6 @@ export interface TokenAuth {
    * process.exit(0);
    */
   flush(): Promise<void>;
-  /** Listens to an event; returns the function that stops listening. */
-  on<E extends keyof TokenAuthEvents>(event: E, listener: (payload: TokenAuthEvents[E]) => void): () => void;
-  /** Counters since attach, the callers waiting and the budget left: a copy, for metrics and health checks. */
+  /** This account's counters since attach, the callers waiting and the budget left: a copy, for metrics and health checks. */
   stats(): TokenAuthStats;
 }

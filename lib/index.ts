@@ -11,8 +11,10 @@ export type { TokenAuthErrorCode } from './errors.js';
 export { MemoryTokenStore } from './stores/memory.js';
 export { DEFAULTS } from './options.js';
 export type {
+  AccountNamed,
   RenewalReason,
   TokenAuth,
+  TokenAuthAccount,
   TokenAuthEvents,
   TokenAuthState,
   TokenAuthStats,

@@ -57,6 +57,8 @@ export const DEFAULTS = Object.freeze({
   allowInsecureHttp: false,
   /** {@link TokenAuthOptions.refreshTokenInCookie}. */
   refreshTokenInCookie: false,
+  /** {@link TokenAuthOptions.maxAccounts}: 1,000 named accounts, a server's many users or tenants. */
+  maxAccounts: 1_000,
   /** {@link TokenAuthOptions.clock}. */
   clock: Date.now,
 } satisfies Partial<TokenAuthOptions>);
@@ -72,8 +74,10 @@ export type ResolvedOptions = Required<
     | 'credentials'
     | 'loginRequest'
     | 'logoutRequest'
+    | 'account'
   >
 > & {
+  account?: TokenAuthOptions['account'];
   credentials?: CredentialsSource;
   loginRequest?: TokenAuthOptions['loginRequest'];
   logoutRequest?: TokenAuthOptions['logoutRequest'];
@@ -114,6 +118,8 @@ const OPTION_NAMES = {
   allowInsecureHttp: true,
   store: true,
   origins: true,
+  account: true,
+  maxAccounts: true,
   clock: true,
 } satisfies Record<keyof TokenAuthOptions, true>;
 
@@ -207,6 +213,7 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
     'parseTokens',
     'applyToken',
     'isTokenRejected',
+    'account',
     'clock',
   ] as const)
     checkFunction(name, options[name]);
@@ -236,6 +243,8 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   checkNumber('tokenRetries', merged.tokenRetries, { integer: true });
   checkNumber('tokenRetryDelayMs', merged.tokenRetryDelayMs);
   checkNumber('loginCooldownMs', merged.loginCooldownMs);
+  if (!Number.isInteger(merged.maxAccounts) || merged.maxAccounts < 1)
+    fail(`\`maxAccounts\` must be a whole number of accounts, 1 or more, got ${kindOf(merged.maxAccounts)}.`);
   // A margin given as long as the lifetime would renew before every request; the default one cannot be.
   if (defined.expiryMarginMs !== undefined && merged.expiryMarginMs >= merged.accessTokenLifetimeMs) {
     fail(
@@ -243,6 +252,12 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
     );
   }
   if (merged.store !== undefined) checkStore(merged.store);
+  // Requests would name accounts the store cannot keep: refused now rather than at each request.
+  if (merged.account !== undefined && merged.store !== undefined && typeof merged.store.forAccount !== 'function')
+    fail(
+      '`account` names accounts per request, but the `store` keeps one account (it has no `forAccount(name)`): use a ' +
+        'store of this package (memory, file, Redis, browser), or give yours `forAccount`.',
+    );
 
   const baseURL = instance.defaults.baseURL;
   const authBaseURL = merged.authBaseURL ?? baseURL;

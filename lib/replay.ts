@@ -1,32 +1,19 @@
 import { AxiosHeaders, isAxiosError } from 'axios';
 import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
-import type { PairInUse } from './account.js';
-import { abortable, succeeds } from './abort.js';
+import { succeeds } from './abort.js';
+import type { Ticket } from './account.js';
+import type { PairInUse } from './account-state.js';
 import { DEFAULTS } from './options.js';
 import type { ResolvedOptions } from './options.js';
 import { answeredFrom, originOf, requestURL } from './origins.js';
 import type { OriginPolicy } from './origins.js';
 import { isStream } from './redact.js';
-import type { SecretList } from './redact.js';
-import type { Renewals } from './renewal.js';
 import type { Reports } from './reports.js';
 
 /**
- * What a request carried: which pair, how many renewals had failed when it left, and in which logout epoch. No secret
- * in it.
- */
-export interface Ticket {
-  readonly generation: number;
-  readonly failedRenewals: number;
-  readonly epoch: number;
-  /** The request is a replay: its refusal goes to the caller, or once more with a pair others' renewals brought. */
-  readonly replay: boolean;
-}
-
-/**
- * The replays of refused requests, in one room: the ticket a request leaves with, the decision after its refusal (a
- * late one, one renewing did not cure, a stream that cannot go again, a replay refused again) and what the account's
- * memory of refusals is told (uncured, cured).
+ * The replays of refused requests, in one room: the decision after a refusal (a late one, one renewing did not cure,
+ * a stream that cannot go again, a replay refused again), made by asking the request's account, and what the
+ * account's memory of refusals is told (uncured, cured).
  */
 export class Replays {
   /**
@@ -36,9 +23,7 @@ export class Replays {
   private readonly isTokenRefusal: (error: AxiosError, config: InternalAxiosRequestConfig) => boolean;
 
   constructor(
-    private readonly renewals: Renewals,
     private readonly reports: Reports,
-    private readonly secrets: SecretList,
     private readonly origins: OriginPolicy,
     options: Pick<ResolvedOptions, 'isTokenRejected'>,
   ) {
@@ -47,17 +32,6 @@ export class Replays {
       isTokenRejected === DEFAULTS.isTokenRejected
         ? isTokenRejected
         : (error, config) => isTokenRejected(withParsedBody(error, config));
-  }
-
-  /** The ticket of a request that leaves now with `inUse`. */
-  ticket(inUse: PairInUse, replay: boolean): Ticket {
-    const { renewals } = this;
-    return {
-      generation: inUse.generation,
-      failedRenewals: renewals.failedRenewals.count,
-      epoch: renewals.epoch,
-      replay,
-    };
   }
 
   /**
@@ -72,6 +46,7 @@ export class Replays {
     config: InternalAxiosRequestConfig,
     ejected: () => boolean,
   ): Promise<PairInUse> {
+    const { account } = ticket;
     if (!isAxiosError(error)) throw error;
     // A refusal from elsewhere (a redirect to another origin, which got no token) is not about our token.
     const answeredBy = answeredFrom(error.request);
@@ -80,18 +55,21 @@ export class Replays {
       !this.isTokenRefusal(error, config) ||
       (answeredBy !== undefined && !this.origins.allowsURL(answeredBy))
     )
-      throw this.secrets.axiosError(error);
+      throw account.secrets.axiosError(error);
     const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
+    const masked = (reason: unknown): never => {
+      throw isAxiosError(reason) ? account.secrets.axiosError(reason) : reason;
+    };
     // A stream was consumed by the first send and cannot go again: the renewal is for the requests that follow.
     if (isStream(config.data)) {
-      await this.afterStreamRefusal(ticket, endpoint, config).catch(this.masked);
-      throw this.secrets.axiosError(error);
+      await this.afterStreamRefusal(ticket, endpoint, config).catch(masked);
+      throw account.secrets.axiosError(error);
     }
     const inUse = ticket.replay
       ? await this.afterReplayRefusal(ticket, endpoint, config)
-      : await this.afterRefusal(ticket, endpoint, config).catch(this.masked);
-    if (inUse === null || ejected()) throw this.secrets.axiosError(error);
-    this.reports.replay((config.method ?? 'get').toUpperCase(), () => this.secrets.mask(config.url ?? ''));
+      : await this.afterRefusal(ticket, endpoint, config).catch(masked);
+    if (inUse === null || ejected()) throw account.secrets.axiosError(error);
+    account.reports.replay((config.method ?? 'get').toUpperCase(), () => account.secrets.mask(config.url ?? ''));
     return inUse;
   }
 
@@ -117,19 +95,6 @@ export class Replays {
     }
   }
 
-  /** A replay that carried `ticket`'s pair was accepted: a renewal cured a refusal, so renewals cure again. */
-  cured(ticket: Ticket): void {
-    const { account } = this.renewals;
-    // Every holder hears of a cure, but only of one that changed something: most accepted replays do not.
-    if (account.refusals.cured(ticket.generation) && account.shared)
-      this.renewals.changeAccount(() => account.refusals.cured(ticket.generation)).catch(() => undefined);
-  }
-
-  /** An axios error leaving the plugin (a CanceledError while waiting, too) may carry a token in its config. */
-  readonly masked = (error: unknown): never => {
-    throw isAxiosError(error) ? this.secrets.axiosError(error) : error;
-  };
-
   /**
    * The pair to replay a request with, after the pair it carried was refused; null when the refusal must reach the
    * caller as it is.
@@ -139,23 +104,23 @@ export class Replays {
     endpoint: string,
     config: InternalAxiosRequestConfig,
   ): Promise<PairInUse | null> {
-    const { renewals } = this;
+    const { account } = ticket;
     // What any holder of a shared store found about refusals, read first: nothing may be awaited between the checks
     // below and the renewal, or a renewal could finish meanwhile and this one renew its fresh pair again.
-    if (renewals.account.shared) await abortable(renewals.consultAccount(), config);
-    if (renewals.renewal) await renewals.wait(renewals.renewal, config);
+    await account.consult(config);
+    await account.waitForRenewal(config);
     // Sent before a logout: its refusal must not log the user back in.
-    if (ticket.epoch !== renewals.epoch) return null;
+    if (account.loggedOutSince(ticket)) return null;
     // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
-    const newer = renewals.account.newerThan(ticket.generation);
+    const newer = account.renewedSince(ticket);
     if (newer) return newer;
     // Renewing would cure nothing: a permission of this endpoint, or, while refusals are general, not yet again; as
     // any holder of a shared store found (consulted above).
-    if (!renewals.account.refusals.mayRenewFor(endpoint)) return null;
+    if (!account.mayRenewFor(endpoint)) return null;
     // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
-    const failed = renewals.failedRenewals;
-    if (ticket.failedRenewals !== failed.count) throw failed.last;
-    return renewals.wait(renewals.renew('rejected'), config);
+    const failed = account.failedSince(ticket);
+    if (failed) throw failed.error;
+    return account.renewForRefusal(config);
   }
 
   /**
@@ -168,12 +133,11 @@ export class Replays {
     endpoint: string,
     config: InternalAxiosRequestConfig,
   ): Promise<PairInUse | null> {
-    const { renewals } = this;
+    const { account } = ticket;
     // A wait that ended in an abort or a failed renewal says nothing about whether renewing cures this endpoint.
-    if (renewals.renewal && !(await succeeds(renewals.wait(renewals.renewal, config)))) return null;
-    const newer = renewals.account.newerThan(ticket.generation);
-    if (!newer && renewals.account.current?.generation === ticket.generation)
-      await renewals.changeAccount(() => renewals.account.refusals.uncured(ticket.generation, endpoint));
+    if (!(await succeeds(account.waitForRenewal(config)))) return null;
+    const newer = account.renewedSince(ticket);
+    if (!newer) await account.uncured(ticket, endpoint);
     return newer;
   }
 
@@ -187,13 +151,13 @@ export class Replays {
     endpoint: string,
     config: InternalAxiosRequestConfig,
   ): Promise<void> {
-    const refusals = this.renewals.account.refusals;
-    if (refusals.streamRenewedWith(endpoint) === ticket.generation) {
+    const { account } = ticket;
+    if (account.streamRenewedWith(endpoint) === ticket.generation) {
       await this.afterReplayRefusal(ticket, endpoint, config);
       return;
     }
     const inUse = await this.afterRefusal(ticket, endpoint, config);
-    if (inUse) refusals.streamRenewed(endpoint, inUse.generation);
+    if (inUse) account.streamRenewed(endpoint, inUse);
   }
 }
 

@@ -3,41 +3,61 @@ import { Emitter } from './events.js';
 import type { TokenAuthEvents, TokenAuthStats, TokenCallReport } from './handle.js';
 import type { TokenOperation, TokenPair } from './store-contract.js';
 
+/** What `stats()` counts for one account. */
+export type Counts = Omit<TokenAuthStats, 'budget'>;
+
 /**
- * Every event the plugin emits and every count `stats()` gives, from one place: a new event is added here. No payload
- * carries a secret: the errors are masked where they are made, and a URL is masked by the caller.
+ * Every event the plugin emits, from one place: a new event is added here. `Reports` is the attachment's (its
+ * listeners, its warnings); each account reports through its {@link AccountReports}, which counts what `stats()` shows
+ * and names the account in its events. No payload carries a secret: the errors are masked where they are made, and a
+ * URL is masked by the caller.
  */
 export class Reports {
   private readonly emitter = new Emitter<TokenAuthEvents>();
-  private readonly counts: Omit<TokenAuthStats, 'budget'> = {
-    logins: 0,
-    refreshes: 0,
-    replays: 0,
-    failures: 0,
-    waiting: 0,
-  };
   /** The origins a `warning` was said for. */
   private readonly warned = new Set<string>();
-
-  /** `budgetLeft` reads the calls the account's budget still allows, for `stats()`. */
-  constructor(private readonly budgetLeft: () => TokenAuthStats['budget']) {}
 
   on<E extends keyof TokenAuthEvents>(event: E, listener: (payload: TokenAuthEvents[E]) => void): () => void {
     return this.emitter.on(event, listener);
   }
 
-  stats(): TokenAuthStats {
-    return { ...this.counts, budget: this.budgetLeft() };
+  /** Emits `payload` for `account` (named in it unless it is the default one). */
+  emit<E extends keyof TokenAuthEvents>(event: E, payload: TokenAuthEvents[E], account: string | undefined): void {
+    this.emitter.emit(event, account === undefined ? payload : { ...payload, account });
   }
+
+  /** A request outside `origins`, which went without the token, was refused: said once per origin. */
+  refusedOutside(origin: string, origins: string): void {
+    if (this.warned.has(origin)) return;
+    this.warned.add(origin);
+    const message =
+      `${origin} refused a request that went without the access token: that origin is not in \`origins\` (${origins}). ` +
+      `If it should get the token, list it: \`origins: [..., '${origin}']\` (without \`origins\`, only the origins of ` +
+      "`authBaseURL` and of the instance's `baseURL` get it). Said once per origin.";
+    const warning: TokenAuthEvents['warning'] = { code: 'ORIGIN_NOT_IN_ORIGINS', message, origin };
+    if (this.emitter.has('warning')) this.emitter.emit('warning', warning);
+    // eslint-disable-next-line no-console -- the one thing said unasked: a likely misconfiguration, once
+    else console.warn(`axios-token-keeper: ${warning.message}`);
+  }
+}
+
+/** One account's events, and the counts `stats()` gives of it. */
+export class AccountReports {
+  readonly counts: Counts = { logins: 0, refreshes: 0, replays: 0, failures: 0, waiting: 0 };
+
+  constructor(
+    private readonly reports: Reports,
+    private readonly account: string | undefined,
+  ) {}
 
   login(call: TokenCallReport): void {
     this.counts.logins += 1;
-    this.emitter.emit('login', { ...call });
+    this.reports.emit('login', { ...call }, this.account);
   }
 
   refresh(call: TokenCallReport, rotated: boolean): void {
     this.counts.refreshes += 1;
-    this.emitter.emit('refresh', { ...call, rotated });
+    this.reports.emit('refresh', { ...call, rotated }, this.account);
   }
 
   /** A caller starts waiting for a renewal; the function returned says it stopped (the renewal ended, or it quit). */
@@ -50,7 +70,7 @@ export class Reports {
 
   /** A pair another holder stored (or that was stored at start) is in use, with no call. */
   load(pair: TokenPair): void {
-    this.emitter.emit('load', { expiresAt: pair.expiresAt });
+    this.reports.emit('load', { expiresAt: pair.expiresAt }, this.account);
   }
 
   /**
@@ -60,19 +80,22 @@ export class Reports {
   replay(method: string, maskedURL: () => string): void {
     this.counts.replays += 1;
     let url: string | undefined;
-    this.emitter.emit('replay', {
+    const payload: TokenAuthEvents['replay'] = {
       method,
       get url(): string {
         return (url ??= maskedURL());
       },
-    });
+    };
+    // The getter must survive: the payload is not copied to name the account.
+    if (this.account !== undefined) payload.account = this.account;
+    this.reports.emit('replay', payload, undefined);
   }
 
-  /** Counts and announces a failed login or token call, with what it did; returns the error the waiters get. */
+  /** Counts and announces a failed login, token or logout call, with what it did; returns the error the waiters get. */
   failure(operation: TokenOperation | 'logout', error: unknown, call: TokenCallReport): unknown {
     if (error instanceof TokenAuthError) {
       this.counts.failures += 1;
-      this.emitter.emit('failure', { operation, code: error.code, error, ...call });
+      this.reports.emit('failure', { operation, code: error.code, error, ...call }, this.account);
     }
     return error;
   }
@@ -81,28 +104,11 @@ export class Reports {
   storeFailure(error: unknown): void {
     if (error instanceof TokenAuthError) {
       this.counts.failures += 1;
-      this.emitter.emit('failure', { operation: 'store', code: error.code, error });
+      this.reports.emit('failure', { operation: 'store', code: error.code, error }, this.account);
     }
   }
 
   logout(): void {
-    this.emitter.emit('logout', {});
-  }
-
-  /** A request outside `origins`, which went without the token, was refused: said once per origin. */
-  refusedOutside(origin: string, origins: string): void {
-    if (this.warned.has(origin)) return;
-    this.warned.add(origin);
-    const message =
-      `${origin} refused a request that went without the access token: that origin is not in \`origins\` (${origins}). ` +
-      `If it should get the token, list it: \`origins: [..., '${origin}']\` (without \`origins\`, only the origins of ` +
-      "`authBaseURL` and of the instance's `baseURL` get it). Said once per origin.";
-    this.warn({ code: 'ORIGIN_NOT_IN_ORIGINS', message, origin });
-  }
-
-  private warn(warning: TokenAuthEvents['warning']): void {
-    if (this.emitter.has('warning')) this.emitter.emit('warning', warning);
-    // eslint-disable-next-line no-console -- the one thing said unasked: a likely misconfiguration, once
-    else console.warn(`axios-token-keeper: ${warning.message}`);
+    this.reports.emit('logout', {}, this.account);
   }
 }

@@ -25,6 +25,11 @@ export class SignInState {
     return this.snapshot;
   }
 
+  /** Someone listens (a UI shows this account). */
+  get heard(): boolean {
+    return this.changes.has('change');
+  }
+
   /** Calls `listener` after each change; returns the function that stops it. */
   subscribe(listener: () => void): () => void {
     return this.changes.on('change', listener);

@@ -72,6 +72,13 @@ export interface TokenStore {
    * a store may drop it then.
    */
   setAccount?(record: AccountRecord, fence?: number): void | boolean | Promise<void | boolean>;
+  /**
+   * The store of account `name`, for requests that name their account: a store of the same kind whose keys, files or
+   * entries are that account's alone (a name is any non-empty string: escape it, see the stores of this package). The
+   * store itself keeps the default account. Optional: a store without it keeps the default account only, and a
+   * request for another fails with `ACCOUNT_INVALID`.
+   */
+  forAccount?(name: string): TokenStore;
 }
 
 /** A login pause as the account's record keeps it. */

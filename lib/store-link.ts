@@ -1,7 +1,7 @@
 // The store from the plugin's side, in one room: the first load, the subscription to what other holders (tabs,
 // processes, hosts) store, every call bounded by `storeTimeoutMs` and reported when it fails, and the turns each
 // renewal (or call of the user's) takes at the store under its lock, one after another.
-import type { Account, PairInUse } from './account.js';
+import type { AccountState, PairInUse } from './account-state.js';
 import { ABORTED, settle, TIMED_OUT, UNANSWERED, unanswered } from './deadline.js';
 import { TokenAuthError } from './errors.js';
 import { withJwtExpiry } from './parse.js';
@@ -40,7 +40,7 @@ export class StoreLink {
   /** Every turn's writes and release so far, in the order the turns began. */
   private settling: Promise<void> = Promise.resolve();
   /** While a renewal waits for the lock: told of each pair another holder stored meanwhile. */
-  private onStored: ((inUse: PairInUse) => void) | undefined;
+  private onStored: ((pair: TokenPair) => void) | undefined;
   private readonly unsubscribe: () => void;
   private accountReading: Promise<AccountRecord | undefined> | undefined;
 
@@ -52,7 +52,7 @@ export class StoreLink {
     private readonly store: TokenStore,
     readonly keepsAccount: boolean,
     private readonly timeoutMs: number,
-    private readonly account: Account,
+    private readonly account: AccountState,
     private readonly secrets: SecretList,
     private readonly onFailure: (error: TokenAuthError) => void,
   ) {
@@ -106,14 +106,14 @@ export class StoreLink {
   }
 
   /**
-   * A turn at the store, under its lock, for a renewal of the client rule, which found `refused` (if any) refused or
-   * expired; or, when another holder's pair arrived while it waited for the lock that is neither that one nor
-   * expired, that pair, in use now: the renewal's outcome, and nobody is called.
+   * A turn at the store, under its lock, for a renewal of the client rule, which found `replacing` (if any) refused or
+   * expired; or, when another holder's pair that the renewal accepts arrived while it waited for the lock, that pair,
+   * in use now: the renewal's outcome, and nobody is called.
    */
-  async turnForRenewal(refused: TokenPair | undefined): Promise<StoreTurn | PairInUse> {
+  async turnForRenewal(replacing: TokenPair | undefined): Promise<StoreTurn | PairInUse> {
     const waiting = new AbortController();
-    const onStored = (inUse: PairInUse): void => {
-      if (inUse.pair.access !== refused?.access && !this.account.expired(inUse)) waiting.abort();
+    const onStored = (pair: TokenPair): void => {
+      if (this.account.accepts(pair, { replacing, renewing: true })) waiting.abort();
     };
     this.onStored = onStored;
     try {
@@ -144,8 +144,8 @@ export class StoreLink {
    */
   write(turn: StoreTurn, pair: TokenPair, stillWanted: () => boolean): void {
     turn.write(pair, (later) => {
-      if (stillWanted() && !this.account.expired(later) && later.access !== this.account.current?.pair.access)
-        this.account.use(later, true);
+      if (!stillWanted() || later.access === this.account.current?.pair.access) return;
+      if (this.account.accepts(later, { renewing: true, vouched: true })) this.account.use(later, true);
     });
   }
 
@@ -158,18 +158,12 @@ export class StoreLink {
     this.unsubscribe();
   }
 
-  /**
-   * A pair another holder stored (null: it cleared the pair, a logout). A pair this holder gave up before is a stale
-   * copy (a replica behind its master, a write replayed after a reconnect, the pair a logout is dropping): it never
-   * comes back; nor does an expired one replace a valid one.
-   */
+  /** A pair another holder stored (null: it cleared the pair, a logout), used when the account's rule accepts it. */
   private stored(pair: TokenPair | null): void {
     if (pair === null) return this.account.drop();
-    const current = this.account.current;
-    if (pair.access === current?.pair.access || this.account.givenUp(pair)) return;
-    if (current && !this.account.expired(current) && this.account.expired(pair)) return;
-    const inUse = this.account.use(pair, true);
-    this.onStored?.(inUse);
+    if (pair.access === this.account.current?.pair.access || !this.account.accepts(pair)) return;
+    this.account.use(pair, true);
+    this.onStored?.(pair);
   }
 
   /**

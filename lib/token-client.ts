@@ -32,6 +32,11 @@ export interface CallOutcome {
 /** The calls the client makes: the two that generate a token, and the logout. */
 type Operation = TokenOperation | 'logout';
 
+/** What counts the calls that leave against an account's budget, and refuses one past it by throwing. */
+export interface Budget {
+  spend(operation: TokenOperation): void;
+}
+
 const REJECTED: Record<Operation, TokenAuthErrorCode> = {
   login: 'LOGIN_REJECTED',
   refresh: 'REFRESH_REJECTED',
@@ -65,11 +70,7 @@ export class TokenClient {
   private readonly http: AxiosInstance;
   private readonly retries: RetryPolicy;
 
-  /** `spend` counts each call that leaves, retries too, against the account's budget, or refuses it by throwing. */
-  constructor(
-    private readonly options: ResolvedOptions,
-    private readonly spend: (operation: TokenOperation) => void,
-  ) {
+  constructor(private readonly options: ResolvedOptions) {
     this.http = axios.create({
       baseURL: options.authBaseURL,
       timeout: options.tokenTimeoutMs,
@@ -117,34 +118,55 @@ export class TokenClient {
   }
 
   /**
-   * The login call; `outcome` is filled in as it goes. `guarded`: the budget counts it (not a sign-in a person typed).
+   * The login call of `account` (undefined: the default one); `outcome` is filled in as it goes. `budget` counts
+   * each attempt, or refuses it; none for a sign-in a person typed.
    */
-  login(credentials: Credentials, outcome: CallOutcome, guarded = true): Promise<ParsedTokens> {
+  login(
+    credentials: Credentials,
+    outcome: CallOutcome,
+    account: string | undefined,
+    budget: Budget | undefined,
+  ): Promise<ParsedTokens> {
     const url = this.options.loginPath;
     const custom = this.options.loginRequest;
     if (custom) {
-      const { data, headers, params, withCredentials = this.options.refreshTokenInCookie } = custom(credentials);
+      const {
+        data,
+        headers,
+        params,
+        withCredentials = this.options.refreshTokenInCookie,
+      } = custom(credentials, account);
       // Whatever the request carries may be a secret (a password, a client secret, an assertion): mask it all.
       const secrets = [credentials.password, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
       const basic = headers?.Authorization ?? headers?.authorization;
       if (basic?.startsWith('Basic ')) secrets.push(...basicSecrets(basic));
-      return this.call('login', { url, data, headers, params, withCredentials }, secrets, outcome, guarded);
+      return this.call('login', { url, data, headers, params, withCredentials }, secrets, outcome, budget);
     }
     const basic = `Basic ${base64FromUtf8(`${credentials.username}:${credentials.password}`)}`;
     // The raw password too: an answer may quote what it was sent.
     const secrets = [basic, basic.slice(6), `${credentials.username}:${credentials.password}`, credentials.password];
     // With the refresh token in a cookie, the login is what sets it: cross-origin, that needs withCredentials.
     const withCredentials = this.options.refreshTokenInCookie;
-    return this.call('login', { url, headers: { Authorization: basic }, withCredentials }, secrets, outcome, guarded);
+    return this.call('login', { url, headers: { Authorization: basic }, withCredentials }, secrets, outcome, budget);
   }
 
   /**
    * The token call; `refreshToken` undefined when the refresh token lives in a cookie the plugin cannot see. `outcome`
    * is filled in as it goes.
    */
-  refresh(refreshToken: string | undefined, outcome: CallOutcome): Promise<ParsedTokens> {
+  refresh(
+    refreshToken: string | undefined,
+    outcome: CallOutcome,
+    account: string | undefined,
+    budget: Budget | undefined,
+  ): Promise<ParsedTokens> {
     const cookie = this.options.refreshTokenInCookie;
-    const { data, headers, params, withCredentials = cookie } = this.options.refreshRequest(refreshToken ?? '');
+    const {
+      data,
+      headers,
+      params,
+      withCredentials = cookie,
+    } = this.options.refreshRequest(refreshToken ?? '', account);
     const secrets = [
       ...(refreshToken === undefined ? [] : [refreshToken]),
       ...secretsIn(data),
@@ -152,25 +174,25 @@ export class TokenClient {
       ...secretsIn(params),
     ];
     const config = { url: this.options.tokenPath, data, headers, params, withCredentials };
-    return this.call('refresh', config, secrets, outcome);
+    return this.call('refresh', config, secrets, outcome, budget);
   }
 
   /**
    * The logout call `logoutRequest` makes of `pair` (the pair held, or null), if it makes one: once, never retried,
    * outside the budget (it generates no token). `outcome` is filled in as it goes.
    */
-  async logout(pair: TokenPair | null, outcome: CallOutcome): Promise<void> {
+  async logout(pair: TokenPair | null, outcome: CallOutcome, account: string | undefined): Promise<void> {
     const tokens = [pair?.access, pair?.refresh].filter((token): token is string => token !== undefined);
     let request: LogoutRequest | null | undefined;
     try {
-      request = this.options.logoutRequest?.(pair);
+      request = this.options.logoutRequest?.(pair, account);
     } catch (error) {
       throw error instanceof Error ? new Mask(tokens).copy(error) : error;
     }
     if (!request) return;
     const { path: url, data, headers, params, withCredentials = this.options.refreshTokenInCookie } = request;
     const secrets = [...tokens, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
-    await this.send('logout', { url, data, headers, params, withCredentials }, secrets, outcome, false);
+    await this.send('logout', { url, data, headers, params, withCredentials }, secrets, outcome, undefined);
   }
 
   /** Sends a call of `operation` and gives its answer; a failure as the TokenAuthError that names it. */
@@ -179,7 +201,7 @@ export class TokenClient {
     config: AxiosRequestConfig,
     sent: string[],
     outcome: CallOutcome,
-    guarded: boolean,
+    budget: Budget | undefined,
   ): Promise<{ body: unknown; status: number }> {
     // Each attempt is a request of its own, so it has the whole `tokenTimeoutMs` and passes the budget anew.
     const attempt = () =>
@@ -188,7 +210,7 @@ export class TokenClient {
         method: 'POST',
         // A call the budget refuses throws here, before it leaves, and is no attempt; nor is any retry after it.
         [ATTEMPT]: () => {
-          if (guarded && operation !== 'logout') this.spend(operation);
+          if (operation !== 'logout') budget?.spend(operation);
           outcome.attempts += 1;
         },
       } as AxiosRequestConfig);
@@ -209,10 +231,10 @@ export class TokenClient {
     config: AxiosRequestConfig,
     sent: string[],
     outcome: CallOutcome,
-    guarded = true,
+    budget: Budget | undefined,
   ): Promise<ParsedTokens> {
     const where = `POST ${this.address(config)}`;
-    const { body, status } = await this.send(operation, config, sent, outcome, guarded);
+    const { body, status } = await this.send(operation, config, sent, outcome, budget);
     let parsed: ParsedTokens | null | undefined;
     let cause: unknown;
     try {

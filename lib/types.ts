@@ -5,6 +5,12 @@ declare module 'axios' {
   interface AxiosRequestConfig {
     /** Send this request without the access token, and leave its 401 to the caller. */
     skipAuth?: boolean;
+    /**
+     * The account this request is for: it carries that account's token, and a refusal renews that account alone.
+     * Any non-empty string of at most 256 characters (a tenant id, an e-mail address). Without it, the `account`
+     * option decides, else the default account.
+     */
+    account?: string;
   }
 }
 
@@ -17,7 +23,8 @@ export interface Credentials {
 }
 
 /**
- * Credentials, or a function (sync or async) asked for them only when a login is needed.
+ * Credentials, or a function (sync or async) asked for them only when a login is needed, with the account it is for
+ * (undefined for the default account).
  *
  * @example
  * // Read at login time, so a rotated secret is picked up without a restart.
@@ -27,7 +34,8 @@ export interface Credentials {
  * });
  */
 export type CredentialsSource =
-  Credentials | (() => Credentials | null | undefined | Promise<Credentials | null | undefined>);
+  | Credentials
+  | ((account: string | undefined) => Credentials | null | undefined | Promise<Credentials | null | undefined>);
 
 /** What a login or token answer yields once parsed. */
 export interface ParsedTokens {
@@ -73,8 +81,8 @@ export interface LogoutRequest extends TokenCallRequest {
 /** Options of {@link attachTokenAuth}. All are optional; most apps pass `credentials`. */
 export interface TokenAuthOptions {
   /**
-   * Username and password for the login call, or a function (sync or async) that returns them. The function is
-   * called only when a login is needed, never at attach time. Without them (an app whose sign-in happens elsewhere
+   * Username and password for the login call, or a function (sync or async) that returns them, given the account
+   * (undefined for the default one). The function is called only when a login is needed, never at attach time. Without them (an app whose sign-in happens elsewhere
    * and hands the pair over with `auth.setTokens()` or `auth.login(credentials)`), a login the plugin would need
    * fails with `NO_CREDENTIALS`, meaning "sign in again".
    * @default none
@@ -109,7 +117,7 @@ export interface TokenAuthOptions {
    * // A service that wants the refresh token in a header.
    * refreshRequest: (refreshToken) => ({ headers: { 'X-Refresh-Token': refreshToken } })
    */
-  refreshRequest?: (refreshToken: string) => TokenCallRequest;
+  refreshRequest?: (refreshToken: string, account: string | undefined) => TokenCallRequest;
   /**
    * The whole login request, for a service whose login is not HTTP Basic: a JSON or form body, headers, query
    * parameters. When set, no Basic header is added. Whatever it sends is masked in errors and events.
@@ -119,7 +127,7 @@ export interface TokenAuthOptions {
    * // Django SimpleJWT, and most Express and Nest backends: JSON { username, password }.
    * loginRequest: ({ username, password }) => ({ data: { username, password } })
    */
-  loginRequest?: (credentials: Credentials) => TokenCallRequest;
+  loginRequest?: (credentials: Credentials, account: string | undefined) => TokenCallRequest;
   /**
    * The token call takes the refresh token from an HttpOnly cookie the browser keeps, not from the plugin: a renewal
    * goes through the token call with `withCredentials` even when no refresh token is held (`refreshRequest` is then
@@ -140,7 +148,7 @@ export interface TokenAuthOptions {
    * logoutRequest: () => ({ path: '/api/auth/logout/', withCredentials: true })
    * logoutRequest: (pair) => pair?.refresh ? { path: '/oauth/revoke', data: new URLSearchParams({ token: pair.refresh }) } : undefined
    */
-  logoutRequest?: (pair: TokenPair | null) => LogoutRequest | null | undefined;
+  logoutRequest?: (pair: TokenPair | null, account: string | undefined) => LogoutRequest | null | undefined;
   /**
    * Reads the tokens out of a 200 answer of the login or token call; returns undefined when there is no
    * access token (the plugin then fails with `TOKEN_RESPONSE_INVALID`).
@@ -254,6 +262,24 @@ export interface TokenAuthOptions {
    * origins: ['https://api.example.com', /^https:\/\/[a-z0-9-]+\.api\.example\.com$/]
    */
   origins?: ReadonlyArray<string | RegExp>;
+  /**
+   * The account of a request that names none with the request config's `account`: for example the signed-in user of
+   * a server render, from an `AsyncLocalStorage`. Undefined for the default account. A function that throws, or gives
+   * something other than a non-empty string, fails the request with `ACCOUNT_INVALID`, nothing sent.
+   * @default none: such a request is for the default account
+   *
+   * @example
+   * const user = new AsyncLocalStorage<string>();
+   * attachTokenAuth(api, { account: () => user.getStore(), credentials: (account) => vault.credentialsOf(account) });
+   */
+  account?: (config: InternalAxiosRequestConfig) => string | undefined;
+  /**
+   * How many named accounts are held in memory at most: past it, the one least recently used and idle (nothing
+   * waiting, no renewal under way) is dropped first; one in use never is. With a shared store its pair stays there,
+   * and comes back with no login; with the default memory store, it needs a new login.
+   * @default 1_000
+   */
+  maxAccounts?: number;
   /**
    * The time in epoch milliseconds; inject one in tests.
    * @default Date.now

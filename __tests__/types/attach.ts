@@ -8,6 +8,7 @@ import type {
   Credentials,
   ParsedTokens,
   TokenAuth,
+  TokenAuthAccount,
   TokenAuthError,
   TokenAuthOptions,
   TokenAuthState,
@@ -42,6 +43,21 @@ expectTypeOf<keyof TokenAuth>().toEqualTypeOf<
   | 'logout'
   | 'flush'
   | 'on'
+  | 'stats'
+  | 'getState'
+  | 'subscribe'
+  | 'account'
+>();
+// A named account's handle: the members that act on one account, and nothing of the attachment's.
+expectTypeOf<TokenAuth['account']>().toEqualTypeOf<(name: string) => TokenAuthAccount>();
+expectTypeOf<keyof TokenAuthAccount>().toEqualTypeOf<
+  | 'accessToken'
+  | 'getTokens'
+  | 'setTokens'
+  | 'login'
+  | 'refresh'
+  | 'logout'
+  | 'flush'
   | 'stats'
   | 'getState'
   | 'subscribe'

@@ -14,6 +14,7 @@ expectTypeOf<TokenAuthErrorCode>().toEqualTypeOf<
   | 'TOKEN_BUDGET_EXCEEDED'
   | 'LOGGED_OUT'
   | 'LOGOUT_REJECTED'
+  | 'ACCOUNT_INVALID'
 >();
 
 expectTypeOf<TokenAuthError>().toExtend<Error>();
@@ -54,6 +55,7 @@ export function describe(error: unknown): string {
     case 'TOKEN_BUDGET_EXCEEDED':
     case 'LOGGED_OUT':
     case 'LOGOUT_REJECTED':
+    case 'ACCOUNT_INVALID':
       return error.code;
     default: {
       // A code added to the union without a case above makes this assignment fail.

@@ -23,16 +23,18 @@ type Call = {
   status: number | undefined;
   waiting: number;
 };
-expectTypeOf<TokenAuthEvents['login']>().toEqualTypeOf<Call>();
-expectTypeOf<TokenAuthEvents['login']>().toEqualTypeOf<TokenCallReport>();
-expectTypeOf<TokenAuthEvents['refresh']>().toEqualTypeOf<Call & { rotated: boolean }>();
-expectTypeOf<TokenAuthEvents['load']>().toEqualTypeOf<{ expiresAt: number | undefined }>();
-expectTypeOf<TokenAuthEvents['replay']>().toEqualTypeOf<{ method: string; url: string }>();
+// Every event of an account names it, but the default account's.
+type Named = { account?: string };
+expectTypeOf<TokenAuthEvents['login']>().toEqualTypeOf<Call & Named>();
+expectTypeOf<TokenAuthEvents['login']>().toEqualTypeOf<TokenCallReport & Named>();
+expectTypeOf<TokenAuthEvents['refresh']>().toEqualTypeOf<Call & Named & { rotated: boolean }>();
+expectTypeOf<TokenAuthEvents['load']>().toEqualTypeOf<Named & { expiresAt: number | undefined }>();
+expectTypeOf<TokenAuthEvents['replay']>().toEqualTypeOf<Named & { method: string; url: string }>();
 expectTypeOf<TokenAuthEvents['failure']>().toEqualTypeOf<
-  | (Call & { operation: 'login' | 'refresh' | 'logout'; code: TokenAuthErrorCode; error: TokenAuthError })
-  | { operation: 'store'; code: TokenAuthErrorCode; error: TokenAuthError }
+  | (Call & Named & { operation: 'login' | 'refresh' | 'logout'; code: TokenAuthErrorCode; error: TokenAuthError })
+  | (Named & { operation: 'store'; code: TokenAuthErrorCode; error: TokenAuthError })
 >();
-expectTypeOf<TokenAuthEvents['logout']>().toEqualTypeOf<Record<string, never>>();
+expectTypeOf<TokenAuthEvents['logout']>().toEqualTypeOf<Named>();
 expectTypeOf<TokenAuthEvents['warning']>().toEqualTypeOf<{
   code: 'ORIGIN_NOT_IN_ORIGINS';
   message: string;
@@ -47,7 +49,7 @@ export function listen(): void {
   expectTypeOf(stop).toEqualTypeOf<() => void>();
   auth.on('refresh', (event) => expectTypeOf(event.rotated).toEqualTypeOf<boolean>());
   auth.on('load', (event) => expectTypeOf(event.expiresAt).toEqualTypeOf<number | undefined>());
-  auth.on('replay', (event) => expectTypeOf(event).toEqualTypeOf<{ method: string; url: string }>());
+  auth.on('replay', (event) => expectTypeOf(event).toEqualTypeOf<Named & { method: string; url: string }>());
   auth.on('failure', (event) => {
     expectTypeOf(event.code).toEqualTypeOf<TokenAuthErrorCode>();
     expectTypeOf(event.error).toEqualTypeOf<TokenAuthError>();
@@ -56,7 +58,7 @@ export function listen(): void {
     // @ts-expect-error a store failure made no login or token call
     void event.attempts;
   });
-  auth.on('logout', (event) => expectTypeOf(event).toEqualTypeOf<Record<string, never>>());
+  auth.on('logout', (event) => expectTypeOf(event.account).toEqualTypeOf<string | undefined>());
 
   // @ts-expect-error no such event: a misspelt name is caught, not silently never called
   auth.on('logins', () => undefined);

@@ -45,13 +45,15 @@ expectTypeOf<keyof TokenAuthOptions>().toEqualTypeOf<
   | 'allowInsecureHttp'
   | 'store'
   | 'origins'
+  | 'account'
+  | 'maxAccounts'
   | 'clock'
 >();
 
 // Each option's type (optional ones read as `T | undefined`).
 expectTypeOf<TokenAuthOptions['credentials']>().toEqualTypeOf<CredentialsSource | undefined>();
 expectTypeOf<TokenAuthOptions['loginRequest']>().toEqualTypeOf<
-  ((credentials: Credentials) => TokenCallRequest) | undefined
+  ((credentials: Credentials, account: string | undefined) => TokenCallRequest) | undefined
 >();
 expectTypeOf<TokenCallRequest>().toEqualTypeOf<{
   data?: unknown;
@@ -60,7 +62,7 @@ expectTypeOf<TokenCallRequest>().toEqualTypeOf<{
   withCredentials?: boolean;
 }>();
 expectTypeOf<TokenAuthOptions['logoutRequest']>().toEqualTypeOf<
-  ((pair: TokenPair | null) => LogoutRequest | null | undefined) | undefined
+  ((pair: TokenPair | null, account: string | undefined) => LogoutRequest | null | undefined) | undefined
 >();
 expectTypeOf<LogoutRequest>().toEqualTypeOf<{
   path: string;
@@ -71,14 +73,15 @@ expectTypeOf<LogoutRequest>().toEqualTypeOf<{
 }>();
 expectTypeOf<TokenAuthOptions['refreshTokenInCookie']>().toEqualTypeOf<boolean | undefined>();
 expectTypeOf<CredentialsSource>().toEqualTypeOf<
-  Credentials | (() => Credentials | null | undefined | Promise<Credentials | null | undefined>)
+  | Credentials
+  | ((account: string | undefined) => Credentials | null | undefined | Promise<Credentials | null | undefined>)
 >();
 expectTypeOf<Credentials>().toEqualTypeOf<{ username: string; password: string }>();
 expectTypeOf<TokenAuthOptions['authBaseURL']>().toEqualTypeOf<string | undefined>();
 expectTypeOf<TokenAuthOptions['loginPath']>().toEqualTypeOf<string | undefined>();
 expectTypeOf<TokenAuthOptions['tokenPath']>().toEqualTypeOf<string | undefined>();
 expectTypeOf<TokenAuthOptions['refreshRequest']>().toEqualTypeOf<
-  ((refreshToken: string) => TokenCallRequest) | undefined
+  ((refreshToken: string, account: string | undefined) => TokenCallRequest) | undefined
 >();
 expectTypeOf<TokenAuthOptions['parseTokens']>().toEqualTypeOf<
   ((body: unknown) => ParsedTokens | null | undefined) | undefined
@@ -100,6 +103,10 @@ expectTypeOf<TokenAuthOptions['tokenBudget']>().toEqualTypeOf<
 expectTypeOf<TokenAuthOptions['allowInsecureHttp']>().toEqualTypeOf<boolean | undefined>();
 expectTypeOf<TokenAuthOptions['store']>().toEqualTypeOf<TokenStore | undefined>();
 expectTypeOf<TokenAuthOptions['origins']>().toEqualTypeOf<ReadonlyArray<string | RegExp> | undefined>();
+expectTypeOf<TokenAuthOptions['account']>().toEqualTypeOf<
+  ((config: InternalAxiosRequestConfig) => string | undefined) | undefined
+>();
+expectTypeOf<TokenAuthOptions['maxAccounts']>().toEqualTypeOf<number | undefined>();
 expectTypeOf<TokenAuthOptions['clock']>().toEqualTypeOf<(() => number) | undefined>();
 
 export function accepted(): void {
@@ -125,6 +132,8 @@ export function accepted(): void {
     allowInsecureHttp: true,
     store: new MemoryTokenStore(),
     origins: ['https://api.example.com', /\.example\.com$/] as const,
+    account: (config) => config.headers.get('X-Tenant') as string | undefined,
+    maxAccounts: 100,
     clock: () => 0,
   });
   attachTokenAuth(api, { credentials: () => credentials, tokenBudget: false });

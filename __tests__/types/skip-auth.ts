@@ -1,4 +1,5 @@
-// Type tests of the per-request flag that lib/types.ts adds to axios by module augmentation, so users never cast.
+// Type tests of the per-request keys that lib/types.ts adds to axios by module augmentation (`skipAuth`, `account`), so
+// users never cast.
 // The same check runs against the packed package in __tests__/fixtures/consumer/use.ts.
 import axios from 'axios';
 import type { AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
@@ -10,6 +11,8 @@ const api = axios.create({ baseURL: 'https://api.example.com' });
 expectTypeOf<AxiosRequestConfig['skipAuth']>().toEqualTypeOf<boolean | undefined>();
 // Interceptors see the config as InternalAxiosRequestConfig: the flag must be there too.
 expectTypeOf<InternalAxiosRequestConfig['skipAuth']>().toEqualTypeOf<boolean | undefined>();
+expectTypeOf<AxiosRequestConfig['account']>().toEqualTypeOf<string | undefined>();
+expectTypeOf<InternalAxiosRequestConfig['account']>().toEqualTypeOf<string | undefined>();
 
 export function requests(): void {
   void api.get('/public', { skipAuth: true });
@@ -21,4 +24,7 @@ export function requests(): void {
   void api.get('/public', { skipAuth: 'yes' });
   // @ts-expect-error the flag is a boolean, not a number
   void api.request({ url: '/public', skipAuth: 1 });
+  void api.get('/orders', { account: 'tenant-42' });
+  // @ts-expect-error an account is named by a string
+  void api.get('/orders', { account: 42 });
 }

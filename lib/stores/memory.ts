@@ -15,6 +15,15 @@ export class MemoryTokenStore implements TokenStore {
   private account: AccountRecord | null = null;
   private readonly mutex = new Mutex();
   private readonly listeners = new Set<(pair: TokenPair | null) => void>();
+  /** The stores of the named accounts, kept as long as this one: a dropped account that comes back finds its pair. */
+  private readonly accounts = new Map<string, MemoryTokenStore>();
+
+  /** The store of account `name`: its own pair, record and lock, shared by the attachments that share this store. */
+  forAccount(name: string): MemoryTokenStore {
+    let store = this.accounts.get(name);
+    if (!store) this.accounts.set(name, (store = new MemoryTokenStore()));
+    return store;
+  }
 
   /** A copy of the pair, or null. */
   get(): TokenPair | null {
