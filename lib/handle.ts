@@ -214,9 +214,10 @@ export interface TokenAuthAccount {
    * const { status, error } = useSyncExternalStore(auth.subscribe, auth.getState);
    * if (status === 'signed-out') return <SignIn error={error} />;
    */
-  getState(): TokenAuthState;
+  // `this: void` says they are bound, so that typescript-eslint's unbound-method lets the example above through.
+  getState(this: void): TokenAuthState;
   /** Calls `listener` after each change of {@link TokenAuth.getState}, in any tab of a shared store; returns the function that stops it. */
-  subscribe(listener: () => void): () => void;
+  subscribe(this: void, listener: () => void): () => void;
   /**
    * Resolves once the pair of the last renewal is written to the store and its lock released. A renewal hands the
    * new pair to the waiting requests as soon as the service answers and writes it after: await this before
