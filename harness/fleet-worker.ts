@@ -196,6 +196,7 @@ async function main(): Promise<void> {
   auth.on('login', ({ reason, durationMs }) => record({ name: 'login', at: Date.now(), reason, durationMs }));
   auth.on('refresh', ({ reason, durationMs }) => record({ name: 'refresh', at: Date.now(), reason, durationMs }));
   auth.on('load', () => record({ name: 'load', at: Date.now() }));
+  auth.on('warning', ({ code }) => record({ name: 'warning', at: Date.now(), code }));
   auth.on('failure', ({ operation, code, error }) =>
     record({ name: 'failure', at: Date.now(), operation, code, message: describeError(error) }),
   );

@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
-import type { RenewalReason, TokenAuthErrorCode, TokenAuthStats } from '../lib/index.js';
+import type { RenewalReason, TokenAuthErrorCode, TokenAuthStats, TokenAuthWarningCode } from '../lib/index.js';
 import { E2E_PASSWORD } from './account.js';
 import type { RedisClientChoice } from './redis-clients.js';
 
@@ -156,7 +156,9 @@ export type FleetEvent =
   /** `lock()` rejected (its `lockTimeoutMs` passed, or the store failed): the plugin renews without the lock. */
   | { name: 'lock-failed'; at: number; message: string }
   /** The plugin gave up waiting for the lock (its request's signal aborted: another holder's newer pair arrived). */
-  | { name: 'lock-abandoned'; at: number };
+  | { name: 'lock-abandoned'; at: number }
+  /** The plugin's `warning` event, by its code. */
+  | { name: 'warning'; at: number; code: TokenAuthWarningCode };
 
 /** A worker's answer to a burst. */
 export interface BurstReply {

@@ -11,13 +11,22 @@ import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from './sto
 
 const noop = (): void => {};
 
-/** A store's lock as the plugin holds it: its release goes on off the caller's path, and cannot fail. */
+/**
+ * A store's lock as the plugin holds it: its release goes on off the caller's path, and cannot fail. `missed`: the
+ * store has a lock and this holder could not take it.
+ */
 interface HeldLock extends TokenStoreLock {
   release(): void;
+  readonly missed?: true;
 }
 
-/** What the lock of a store that has none, or whose lock failed, holds: nothing. */
+/** What the lock of a store that has none holds: nothing. */
 const NO_LOCK: HeldLock = { release: noop };
+/**
+ * What a lock the store could not grant holds: nothing, and says so (the store did not answer, failed, or another
+ * holder kept the lock past the store's `lockTimeoutMs`).
+ */
+const MISSED: HeldLock = { release: noop, missed: true };
 
 /** What a call that failed (and was reported) gives instead of an answer. */
 const FAILED = Symbol('failed');
@@ -35,6 +44,8 @@ type Bounded = <T>(operation: (store: TokenStore) => T | Promise<T>) => Promise<
 export class StoreLink {
   private loading: Promise<void> | undefined;
   private loadedOnce = false;
+  /** See {@link StoreLink.startEmpty}. */
+  private own = false;
   /** The first read got no answer: the first turn does not wait for the store a second time. */
   private silentAtLoad = false;
   /** Every turn's writes and release so far, in the order the turns began. */
@@ -83,6 +94,12 @@ export class StoreLink {
   startEmpty(): void {
     this.loadedOnce = true;
     this.loading = Promise.resolve();
+    this.own = true;
+  }
+
+  /** Other holders may share the store: what it holds may change, or be lost, under this one. */
+  get shares(): boolean {
+    return !this.own;
   }
 
   /** Reads the stored pair once, for the first requests. */
@@ -174,7 +191,7 @@ export class StoreLink {
     const silent = this.silentAtLoad;
     this.silentAtLoad = false;
     let answered = !silent;
-    const lock = silent ? NO_LOCK : await this.lock(signal, () => (answered = false));
+    const lock = silent ? (this.store.lock ? MISSED : NO_LOCK) : await this.lock(signal, () => (answered = false));
     const turn = new StoreTurn((operation) => this.call(() => operation(this.store)), lock, answered);
     const previous = this.settling;
     turn.follow(previous);
@@ -196,7 +213,8 @@ export class StoreLink {
     if (granted === FAILED || granted === ABORTED || granted === TIMED_OUT || !granted || signal?.aborted) {
       // Granted after the wait was given up: nobody would release it.
       locking.then((late) => late && this.release(late), noop);
-      return NO_LOCK;
+      // A wait that a newer pair ended needs no lock; any other end is a lock missed.
+      return granted === ABORTED || signal?.aborted ? NO_LOCK : MISSED;
     }
     return { fence: granted.fence, release: () => this.release(granted) };
   }
@@ -258,6 +276,19 @@ export class StoreTurn {
     answered: boolean,
   ) {
     this.failed = !answered;
+  }
+
+  /**
+   * The store has a lock and this turn could not take it: what the store holds may be changing under another holder
+   * (or unreadable), so the turn must not spend what the holders share.
+   */
+  get lockMissed(): boolean {
+    return this.lock.missed === true;
+  }
+
+  /** The store's lock is this turn's. */
+  get lockTaken(): boolean {
+    return this.lock !== NO_LOCK && this.lock !== MISSED;
   }
 
   /** Begins the calls of this turn after `previous`, the end of the turns before it. */
