@@ -22,6 +22,8 @@ export interface PairInUse {
    * refresh token is this holder's to spend, and the store's pair replaces it as soon as the store answers.
    */
   readonly alone: boolean;
+  /** Taken from another holder (the store), not obtained by a token call of this holder's. */
+  readonly taken: boolean;
 }
 
 /** What a renewal (or the store's fence) says of a pair offered to {@link AccountState.accepts}. */
@@ -131,7 +133,13 @@ export class AccountState {
   /** Uses `pair` from now on; `fromStore` when another holder obtained it; `alone` as {@link PairInUse.alone}. */
   use(pair: TokenPair, fromStore: boolean, alone = false): PairInUse {
     this.generation += 1;
-    const inUse: PairInUse = { pair, generation: this.generation, renewAt: this.renewAt(pair), alone };
+    const inUse: PairInUse = {
+      pair,
+      generation: this.generation,
+      renewAt: this.renewAt(pair),
+      alone,
+      taken: fromStore,
+    };
     this.giveUp();
     this.inUse = inUse;
     // A pair in use, from this holder or another, is a sign-in: whoever signed out is signed in again.

@@ -65,9 +65,12 @@ export class Replays {
       await this.afterStreamRefusal(ticket, endpoint, config).catch(masked);
       throw account.secrets.axiosError(error);
     }
-    const inUse = ticket.replay
-      ? await this.afterReplayRefusal(ticket, endpoint, config)
-      : await this.afterRefusal(ticket, endpoint, config).catch(masked);
+    // A replay refused with a pair another holder obtained says nothing of whether renewing cures the endpoint: that
+    // pair may have died (expired, revoked) since its holder got it. It is renewed once, as a first refusal would be.
+    const cured = ticket.replays === 0 || (ticket.replays === 1 && ticket.taken);
+    const inUse = cured
+      ? await this.afterRefusal(ticket, endpoint, config).catch(masked)
+      : await this.afterReplayRefusal(ticket, endpoint, config);
     if (inUse === null || ejected()) throw account.secrets.axiosError(error);
     account.reports.replay((config.method ?? 'get').toUpperCase(), () => account.secrets.mask(config.url ?? ''));
     return inUse;
