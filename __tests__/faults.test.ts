@@ -10,7 +10,7 @@ import { Relay } from './helpers/proxy.js';
 // The fault matrix: each fault of the token service, on the login call and on the token call, with 1 and with 200
 // requests waiting. Every request settles (a watchdog fails the test otherwise) with the documented outcome, the
 // calls stay within the documented bound, nothing is stored from a bad answer, and the plugin recovers by itself
-// once the service is healthy. The README's failure table is this table.
+// once the service is healthy. docs/failures.md's fault table is this table.
 closeEmulatorsAfterEach();
 
 const RETRIES = 3;
