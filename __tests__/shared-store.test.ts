@@ -125,6 +125,28 @@ describe('the plugin under a shared store', () => {
     expect(b.auth.stats()).toMatchObject({ logins: 0, refreshes: 0, failures: 1 });
   });
 
+  it('renews once more when its replay is refused with a pair another holder stored that has died since, and marks nothing uncured', async () => {
+    // Two holders of one file that they do not watch: the second learns of the first's pair only by reading the store.
+    const path = join(dir, 'tokens.json');
+    const first = rig({ store: new FileTokenStore(path, { watch: false }) });
+    const { service } = first;
+    const second = rig({ store: new FileTokenStore(path, { watch: false }) }, service);
+    await first.api.get('/orders');
+    await second.api.get('/orders');
+    service.expireAccessTokens();
+    await first.api.get('/orders');
+    // The pair the first holder stored dies too (a revocation, an expiry), before the second holder ever sends it.
+    service.expireAccessTokens();
+
+    const refused = await second.api.get('/orders');
+    const again = await second.api.get('/orders');
+
+    expect([refused.status, again.status]).toEqual([200, 200]);
+    // The second holder took the stored pair, was refused with it, and renewed with its refresh token, unspent.
+    expect(service.counters).toMatchObject({ loginCalls: 1, refreshCalls: 2, rejected: 0 });
+    expect(second.auth.stats()).toMatchObject({ refreshes: 1, replays: 2 });
+  });
+
   it('writes in the order it obtained the pairs, even to a slow store without a lock', async () => {
     // The first write takes a while, the next one none: without order, the older pair would land last.
     const kept = new LocklessStore();
