@@ -3,6 +3,7 @@
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TokenAuthError } from '../lib/index.js';
 import type { TokenAuthEvents, TokenPair, TokenStore, TokenStoreLock } from '../lib/index.js';
 import { FileTokenStore } from '../lib/stores/file.js';
 import { LocklessStore } from './helpers/lockless-store.js';
@@ -145,6 +146,44 @@ describe('the plugin under a shared store', () => {
     // The second holder took the stored pair, was refused with it, and renewed with its refresh token, unspent.
     expect(service.counters).toMatchObject({ loginCalls: 1, refreshCalls: 2, rejected: 0 });
     expect(second.auth.stats()).toMatchObject({ refreshes: 1, replays: 2 });
+  });
+
+  it('fails requests at once, with no login, while the store holds a record sealed with a key this holder lacks', async () => {
+    const path = join(dir, 'tokens.json');
+    const file = new FileTokenStore(path);
+    let keyDeployed = false;
+    // The store a sealing store is to this holder while a key of `encryption.keys` is missing here.
+    const store: TokenStore = {
+      get: () => {
+        if (keyDeployed) return file.get();
+        throw new TokenAuthError(
+          'STORE_KEY_MISSING',
+          'The token store holds a record sealed with key "k2", which `encryption.keys` lacks here.',
+        );
+      },
+      set: (pair, fence) => file.set(pair, fence),
+      clear: (fence) => file.clear(fence),
+      lock: (request) => file.lock(request),
+    };
+    const { api, auth, service } = rig({ store });
+    const failures: TokenAuthEvents['failure'][] = [];
+    auth.on('failure', (event) => failures.push(event));
+
+    const refused = await Promise.allSettled([api.get('/orders'), api.get('/orders'), auth.accessToken()]);
+    await api.get('/orders').catch(() => undefined);
+
+    expect(refused.map((result) => result.status === 'rejected' && (result.reason as TokenAuthError).code)).toEqual([
+      'STORE_KEY_MISSING',
+      'STORE_KEY_MISSING',
+      'STORE_KEY_MISSING',
+    ]);
+    expect(service.counters.tokenCalls).toBe(0);
+    expect(failures.map((event) => [event.operation, event.code])).toEqual([['store', 'STORE_KEY_MISSING']]);
+    // The key deployed, the holder goes on as any other.
+    keyDeployed = true;
+    await expect(api.get('/orders')).resolves.toMatchObject({ status: 200 });
+    await auth.flush();
+    expect(service.counters.loginCalls).toBe(1);
   });
 
   it('writes in the order it obtained the pairs, even to a slow store without a lock', async () => {

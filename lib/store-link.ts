@@ -3,7 +3,7 @@
 // renewal (or call of the user's) takes at the store under its lock, one after another.
 import type { AccountState, PairInUse } from './account-state.js';
 import { ABORTED, settle, TIMED_OUT, UNANSWERED, unanswered } from './deadline.js';
-import { TokenAuthError } from './errors.js';
+import { hasCode, TokenAuthError } from './errors.js';
 import { withJwtExpiry } from './parse.js';
 import { accountRecordIn } from './account-record.js';
 import type { SecretList } from './redact.js';
@@ -54,6 +54,8 @@ export class StoreLink {
   private onStored: ((pair: TokenPair) => void) | undefined;
   private readonly unsubscribe: () => void;
   private accountReading: Promise<AccountRecord | undefined> | undefined;
+  /** The messages of the missing keys said so far: each is said once. */
+  private readonly keysMissing = new Set<string>();
 
   /**
    * `keepsAccount`: the store keeps the account's record, which its holders share (see {@link keepsAccount} in
@@ -105,13 +107,19 @@ export class StoreLink {
   /** Reads the stored pair once, for the first requests. */
   load(): Promise<void> {
     return (this.loading ??= (async () => {
-      const pair = fromStore(
-        await this.call(
+      let read;
+      try {
+        read = await this.call(
           () => this.store.get(),
           true,
           whenUnanswered(() => (this.silentAtLoad = true)),
-        ),
-      );
+        );
+      } catch (error) {
+        // A record this holder cannot open (sealed with a key it lacks): the next request reads it again.
+        this.loading = undefined;
+        throw error;
+      }
+      const pair = fromStore(read);
       this.loadedOnce = true;
       if (pair && !this.account.current) this.account.use(pair, true);
     })());
@@ -237,6 +245,13 @@ export class StoreLink {
         throw unanswered(`it did not answer within ${Math.round(this.timeoutMs)} ms, \`storeTimeoutMs\``);
       return answer as Awaited<T>;
     } catch (error) {
+      // A record sealed with a key this holder lacks: nothing here can be done with it, and a login would seal a pair
+      // that the holders with the key could not open in turn. The request fails, saying which key (once, as a failure).
+      if (hasCode(error, 'STORE_KEY_MISSING')) {
+        if (!this.keysMissing.has(error.message)) this.onFailure(error);
+        this.keysMissing.add(error.message);
+        throw error;
+      }
       failed(error);
       const reason = this.secrets.mask(error instanceof Error ? error.message : String(error));
       const cause = error instanceof Error ? this.secrets.copy(error) : undefined;
