@@ -345,6 +345,11 @@ export interface AccountsRig extends Pick<LockRig, 'open' | 'fences'> {
   record: boolean;
   /** The names the lock and record contracts run against. @default CONTRACT_NAMES */
   names?: readonly string[];
+  /**
+   * Resolves once the store hears `count` accounts' writes, where it starts listening after `subscribe()` returns
+   * (Redis confirms a SUBSCRIBE later). @default at once
+   */
+  listening?: (count: number) => Promise<void>;
 }
 
 /**
@@ -353,7 +358,7 @@ export interface AccountsRig extends Pick<LockRig, 'open' | 'fences'> {
  * see each other's pair, record, lock or notifications.
  */
 export function testStoreAccounts(name: string, rig: AccountsRig): void {
-  const { open, fences, lease, record, names = CONTRACT_NAMES } = rig;
+  const { open, fences, lease, record, names = CONTRACT_NAMES, listening } = rig;
   const of = (store: TokenStore, account: string): TokenStore => {
     if (!store.forAccount) throw new Error(`${name} has no forAccount.`);
     return store.forAccount(account);
@@ -428,6 +433,7 @@ export function testStoreAccounts(name: string, rig: AccountsRig): void {
       const writer = open();
       const reader = open();
       const heard = accounts.map((account) => listen(storeOf(reader, account)).heard);
+      await listening?.(accounts.length);
 
       for (const [index, account] of accounts.entries()) {
         await storeOf(writer, account).set(pairOf(index));
