@@ -32,6 +32,7 @@ testAccountRecord("BrowserTokenStore, 'tab'", { open: () => tab, fences: 'past t
 
 // Each account's store (forAccount) as the store itself, and the accounts apart.
 testStoreAccounts('MemoryTokenStore', { open: () => memory, fences: 'none', record: true });
+testStoreAccounts("BrowserTokenStore, 'tab'", { open: () => tab, fences: 'past the last write', record: true });
 
 // Beyond the contract, which stores shared across processes keep too: a lock within one process is fair, and a
 // holder's release cannot end another holder's turn (both as async-mutex's Mutex, which these stores used before).
