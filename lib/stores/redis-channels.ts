@@ -10,6 +10,8 @@ interface Channel {
   subscribed: boolean;
   /** The SUBSCRIBE and UNSUBSCRIBE of this channel, one after the other, so that they reach Redis in order. */
   queue: Promise<void>;
+  /** How many of them are under way or waiting. */
+  pending: number;
 }
 
 /** The channels listened to on one subscriber connection, for a store and its accounts' stores. */
@@ -26,8 +28,10 @@ export class RedisChannels {
   add(name: string, listener: (message: string) => void): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
     let channel = this.channels.get(name);
-    if (!channel)
-      this.channels.set(name, (channel = { listeners: new Set(), subscribed: false, queue: Promise.resolve() }));
+    if (!channel) {
+      channel = { listeners: new Set(), subscribed: false, queue: Promise.resolve(), pending: 0 };
+      this.channels.set(name, channel);
+    }
     channel.listeners.add(listener);
     return this.settle(name, channel);
   }
@@ -59,7 +63,7 @@ export class RedisChannels {
    * left with neither; resolves to whether it is subscribed then.
    */
   private settle(name: string, channel: Channel): Promise<boolean> {
-    channel.queue = channel.queue.then(async () => {
+    const step = async (): Promise<void> => {
       if (channel.listeners.size > 0 && !channel.subscribed) {
         try {
           await this.subscription.listen(name, (message) => {
@@ -76,6 +80,12 @@ export class RedisChannels {
       }
       if (channel.listeners.size === 0 && !channel.subscribed && this.channels.get(name) === channel)
         this.channels.delete(name);
+    };
+    // At once when nothing is under way, so that the SUBSCRIBE leaves now, with the call that asked for it.
+    const settled = channel.pending === 0 ? step() : channel.queue.then(step);
+    channel.pending += 1;
+    channel.queue = settled.finally(() => {
+      channel.pending -= 1;
     });
     return channel.queue.then(() => channel.subscribed);
   }
