@@ -101,8 +101,8 @@ export class BrowserTokenStore implements TokenStore {
   /**
    * The store of account `name` in this tab, with the same options: its storage entry, lock, BroadcastChannel and
    * record are named `axios-token-keeper#<key>#<name>` (and `:lock`, `:fence`, `:account` after it), with the name
-   * escaped (see `escapeAccountName`: letters, digits, `_` and `-` as they are, anything else as `%XX`, so that it holds
-   * no `#`, `:` or `@`); the `#` after the package's name, where every default account has `:`, keeps a named
+   * escaped (see `escapeAccountName`: letters, digits, `_` and `-` as they are, anything else as `%XX`, so that it
+   * holds no `#`, `:` or `@`); the `#` after the package's name, where every default account has `:`, keeps a named
    * account's entries apart from any key's. Keepers of one account in a tab share one store while it is listened to;
    * it lets go of the channel and of the tab's storage events once its last listener goes, and this store forgets it.
    *
@@ -118,8 +118,8 @@ export class BrowserTokenStore implements TokenStore {
     const { key } = this.options;
     if (key.includes('#')) {
       throw new TypeError(
-        `BrowserTokenStore: \`key\` ${shown(key)} holds \`#\`, which separates an account's name in its entries, so that ` +
-          'two accounts could share entries: give the store a key without `#` to keep named accounts in it.',
+        `BrowserTokenStore: \`key\` ${shown(key)} holds \`#\`, which separates an account's name in its entries, ` +
+          'so that two accounts could share entries: give the store a key without `#` to keep named accounts in it.',
       );
     }
     const held = this.accounts.get(name);

@@ -121,10 +121,10 @@ export class RedisTokenStore implements TokenStore {
    * The store of account `name`, with the same options, on the same two connections (one client and one subscriber
    * for every account): its keys are `{prefix#name}#pair`, `#lock`, `#fence` and `#account`, its channel
    * `{prefix#name}#changed`, with the name escaped (see `escapeAccountName`: letters, digits, `_` and `-` as they are,
-   * anything else as `%XX`, so that it holds no `#`, `{`, `}` or `:`). The braces give each account a Cluster slot of
-   * its own, so a Cluster spreads the accounts over its masters; the `#` after them keeps a named account's keys apart
-   * from any default account's. It listens on the subscriber while it has listeners, and is forgotten when its last
-   * listener goes: this store keeps none of its accounts' stores.
+   * anything else as `%XX`, so that it holds no `#`, `{`, `}` or `:`). The braces hash each account's keys to the slot
+   * of its own tag, so a Cluster spreads the accounts over its masters; the `#` after them keeps a named account's
+   * keys apart from any default account's. It listens on the subscriber while it has listeners, and is forgotten when
+   * its last listener goes: this store keeps none of its accounts' stores.
    *
    * @throws TypeError when the prefix holds `#`, which would let an account's keys be those of another prefix's
    * account (`a#b` with account `c`, and `a` with the account `b` of its account `c`).
