@@ -26,8 +26,10 @@ const ENTRIES = [
   // into classes, and the one record check shared with the file and Redis stores). Measured 2026-11-25: 6,021 B gzip,
   // raised from 5,700 for the account's record the tabs share (a refused sign-in in one tab pauses the others).
   // Measured 2026-11-26: 5,106 B gzip, from 6,021 B, lowered from 6,600 with about 5% headroom: async-mutex replaced by
-  // lib/stores/mutex.ts.
-  { entry: 'dist/esm/stores/browser.js', gzipBudget: 5_350 },
+  // lib/stores/mutex.ts. Measured 2026-11-26: 5,778 B gzip, from 5,106 B, raised from 5,350 with about 5% headroom:
+  // many accounts per tab (forAccount, the one escaping of account names, the accounts' stores let go with their last
+  // listener).
+  { entry: 'dist/esm/stores/browser.js', gzipBudget: 6_050 },
   // The OpenTelemetry subpath, for a web app that traces with OpenTelemetry's web SDK: the API is the app's, like axios.
   // Measured 2026-11-25: 3,621 B minified, 1,590 B gzip.
   { entry: 'dist/esm/otel.js', gzipBudget: 1_750 },

@@ -126,6 +126,11 @@ export class Tab {
     return this.page.evaluate(([n, p]) => window.tokenKeeperPage.burst(n, p), [requests, path] as const);
   }
 
+  /** A burst of requests that name `account`, and the users the emulator served them as. */
+  accountBurst(account: string, requests: number): ReturnType<TokenKeeperPage['accountBurst']> {
+    return this.page.evaluate(([a, n]) => window.tokenKeeperPage.accountBurst(a, n), [account, requests] as const);
+  }
+
   stats(): Promise<ReturnType<TokenKeeperPage['stats']>> {
     return this.page.evaluate(() => window.tokenKeeperPage.stats());
   }

@@ -20,23 +20,30 @@ export interface ChannelHost {
 
 /**
  * The tabs' BroadcastChannel, over which they hand each other records, and the waits for what it (or a storage event)
- * brings. Without BroadcastChannel it says nothing and hears nothing.
+ * brings. Without BroadcastChannel, or while closed, it says nothing and hears nothing.
  */
 export class TabChannel {
-  private readonly broadcast: BroadcastChannel | undefined;
+  private broadcast: BroadcastChannel | undefined;
   /** Conditions waited for (an answer from another tab, the last writer's record), checked whenever a record arrives. */
   private readonly watchers = new Set<() => void>();
-  private closed = false;
 
   constructor(
-    name: string,
+    private readonly name: string,
     private readonly host: ChannelHost,
   ) {
-    if (typeof BroadcastChannel !== 'function') return;
-    this.broadcast = new BroadcastChannel(name);
-    this.broadcast.onmessage = (event: MessageEvent<Message>) => this.received(event.data);
+    this.open();
+  }
+
+  /** Opens the channel, unless it is open: a store of an account that was let go and is listened to again opens it. */
+  open(): void {
+    if (this.broadcast || typeof BroadcastChannel !== 'function') return;
+    const broadcast = new BroadcastChannel(this.name);
+    broadcast.onmessage = (event: MessageEvent<Message>) => {
+      if (this.broadcast === broadcast) this.received(event.data);
+    };
     // Node has BroadcastChannel too (server renders, tests): it must not keep a process alive.
-    (this.broadcast as { unref?: () => void }).unref?.();
+    (broadcast as { unref?: () => void }).unref?.();
+    this.broadcast = broadcast;
   }
 
   /** Tells the other tabs of a record this tab wrote. */
@@ -82,13 +89,14 @@ export class TabChannel {
     for (const watcher of [...this.watchers]) watcher();
   }
 
+  /** Closes the channel: the browser keeps an open one, and with it the store, for as long as the tab lives. */
   close(): void {
-    this.closed = true;
     this.broadcast?.close();
+    this.broadcast = undefined;
   }
 
   private received(message: Message): void {
-    if (this.closed || typeof message !== 'object' || message === null) return;
+    if (typeof message !== 'object' || message === null) return;
     if (message.type === 'ask') {
       const known = this.host.known();
       if (known?.pair) this.post({ type: 'pair', ...known });
