@@ -148,13 +148,13 @@ export class AccountState {
     return inUse;
   }
 
-  /** Forgets the pair in use, so that no request carries it again. */
-  drop(): void {
+  /** Forgets the pair in use, so that no request carries it again; `fromStore` when another holder dropped it. */
+  drop(fromStore = false): void {
     if (!this.inUse) return;
     this.giveUp();
     this.inUse = null;
     this.generation += 1;
-    this.onUse(null, false);
+    this.onUse(null, fromStore);
   }
 
   /** `auth.logout()`: the pair dropped, and no token fetched by itself until a sign-in (a pair taken into use). */

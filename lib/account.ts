@@ -317,6 +317,9 @@ export class Account implements TokenAuthAccount {
     // holder's tells the state once, as it ends, not as it takes its pair.
     if (pair) this.signIn.failed(undefined, false);
     if (!this.renewals.renewal) this.signIn.update();
+    // Dropped by another holder: perhaps its logout, which the record says; read now, a request that follows fails at
+    // once rather than after a turn at the lock.
+    if (!pair && fromStore && this.account.shared) void this.record.consult();
   }
 
   /** Tells the server of the logout through `logoutRequest`, once; a failure is reported and thrown, after it. */

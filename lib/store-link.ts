@@ -185,7 +185,7 @@ export class StoreLink {
 
   /** A pair another holder stored (null: it cleared the pair, a logout), used when the account's rule accepts it. */
   private stored(pair: TokenPair | null): void {
-    if (pair === null) return this.account.drop();
+    if (pair === null) return this.account.drop(true);
     if (pair.access === this.account.current?.pair.access || !this.account.accepts(pair)) return;
     this.account.use(pair, true);
     this.onStored?.(pair);

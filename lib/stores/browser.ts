@@ -5,10 +5,11 @@
  * @module axios-token-keeper/browser-store
  */
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
-import { parseAccountRecord } from '../account-record.js';
+import { accountRecordIn } from '../account-record.js';
 import { webLocks, webStorage } from './browser/environment.js';
 import { checkOptions, pairStorage } from './browser/options.js';
 import type { BrowserLocking, BrowserTokenStoreOptions } from './browser/options.js';
+import { AccountEntry } from './browser/account-entry.js';
 import { RecordView } from './browser/record-view.js';
 import { StorageLease } from './browser/storage-lease.js';
 import { TabChannel } from './browser/tab-channel.js';
@@ -53,10 +54,8 @@ export class BrowserTokenStore implements TokenStore {
   private readonly tabMutex = new Mutex();
   private readonly announcer = new Announcer();
   private closed = false;
-  /** Where the tabs keep the account's record: `localStorage`, or this tab's memory where the browser blocks it. */
-  private readonly accountStorage: Storage | undefined;
-  private readonly accountKey: string;
-  private accountInTab: string | null = null;
+  /** The account's record as the tabs share it: see AccountEntry. */
+  private readonly accountEntry: AccountEntry;
   private readonly onStorage = (event: StorageEvent): void => this.storageChanged(event);
 
   /**
@@ -73,28 +72,23 @@ export class BrowserTokenStore implements TokenStore {
     const kind = this.options.storage;
     const storage = pairStorage(kind);
     this.view = new RecordView(storage, name, `The ${kind}Storage entry "${name}"`, this.options.keepAccessInMemory);
+    // The tabs share the account's record in `localStorage` whatever `storage` says: it holds no secret, and a logout in
+    // one tab must stop the others from signing back in by themselves (an HttpOnly cookie would let them).
+    this.accountEntry = new AccountEntry(webStorage('local'), `${name}:account`);
     this.channel = new TabChannel(name, {
       known: () => this.view.known,
       told: (record) => this.told(record),
+      toldAccount: (fence, text) => this.accountEntry.told(fence, text),
       stirred: () => this.lease?.wake(),
     });
     const locks = webLocks();
     const leaseStorage = locks ? undefined : webStorage('local');
-    this.webLock = locks && new WebLock(locks, name, this.options.lockTimeoutMs, this.view, this.channel);
+    const newestFence = (): number => this.newestFence();
+    this.webLock = locks && new WebLock(locks, name, this.options.lockTimeoutMs, newestFence, this.channel);
     this.lease =
       leaseStorage &&
-      new StorageLease(
-        leaseStorage,
-        name,
-        this.options,
-        () => this.view.newestFence(),
-        () => this.channel.tellReleased(),
-      );
+      new StorageLease(leaseStorage, name, this.options, newestFence, () => this.channel.tellReleased());
     this.locking = this.webLock ? 'web-locks' : this.lease ? 'storage-lease' : 'tab';
-    // The tabs share the account's record in `localStorage` whatever `storage` says: it holds no secret, and a logout in
-    // one tab must stop the others from signing back in by themselves (an HttpOnly cookie would let them).
-    this.accountStorage = webStorage('local');
-    this.accountKey = `${name}:account`;
     globalThis.addEventListener?.('storage', this.onStorage);
   }
 
@@ -185,17 +179,19 @@ export class BrowserTokenStore implements TokenStore {
    */
   getAccount(): AccountRecord | null {
     this.checkOpen();
-    const text = this.accountStorage ? this.accountStorage.getItem(this.accountKey) : this.accountInTab;
-    return parseAccountRecord(text) ?? null;
+    return accountRecordIn(this.accountEntry.read()) ?? null;
   }
 
-  /** Writes the account's record; false, without writing, when `fence` is older than a later holder's. */
-  setAccount(record: AccountRecord, fence?: number): boolean {
+  /**
+   * Writes the account's record and tells the other tabs; false, without writing, when `fence` is older than a later
+   * holder's. Marked for the next holder of the lock to wait for, as a write of the pair is.
+   */
+  async setAccount(record: AccountRecord, fence?: number): Promise<boolean> {
     this.checkOpen();
-    if (fence !== undefined && fence < this.view.newestFence()) return false;
-    const text = JSON.stringify(record);
-    if (this.accountStorage) this.accountStorage.setItem(this.accountKey, text);
-    else this.accountInTab = text;
+    if (fence !== undefined && fence < this.newestFence()) return false;
+    const written = fence ?? this.newestFence() + 1;
+    this.channel.tellAccount(written, this.accountEntry.write(record, written));
+    await this.webLock?.mark(written);
     return true;
   }
 
@@ -263,11 +259,17 @@ export class BrowserTokenStore implements TokenStore {
     if (this.closed) throw new Error(`BrowserTokenStore "${this.options.key}" is closed; create a new one.`);
   }
 
+  /** The fence of the newest write this tab can see: of the pair, or of the account's record. */
+  private newestFence(): number {
+    return Math.max(this.view.newestFence(), this.accountEntry.fence);
+  }
+
   private async write(pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     this.checkOpen();
     // An entry that is not ours is reported (by the read), never overwritten.
     const newest = this.view.newest();
-    if (fence !== undefined && (newest?.fence ?? 0) > fence) return false;
+    // A later holder's write of the pair, or of the account's record alone, makes this one stale.
+    if (fence !== undefined && Math.max(newest?.fence ?? 0, this.accountEntry.fence) > fence) return false;
     // Without Web Locks, a lease granted since may not have written yet: its fence is the lease's.
     if (fence !== undefined && this.lease && this.lease.lastFence() > fence) return false;
     // A write without the lock (it timed out, or a store used directly) comes after everything this tab has seen.
@@ -297,7 +299,7 @@ export class BrowserTokenStore implements TokenStore {
   private storageChanged(event: StorageEvent): void {
     if (this.closed) return;
     this.lease?.heard(event.key);
-    if (event.key === this.view.entry) this.channel.recheck();
+    if (event.key === this.view.entry || event.key === this.accountEntry.key) this.channel.recheck();
     const record = this.view.carriedBy(event);
     if (record) this.learn(record);
   }

@@ -5,8 +5,15 @@ import type { FencedPair } from '../record.js';
 /** How long a tab that knows no pair waits for another tab to tell it one. */
 const ASK_PEERS_MS = 150;
 
-/** What the tabs of one key say to each other: a question for the pair, a record, a lease let go. */
-type Message = { type: 'ask' } | { type: 'pair'; fence: number; pair: TokenPair | null } | { type: 'released' };
+/**
+ * What the tabs of one key say to each other: a question for the pair, a record of the pair, the account's record as
+ * written (JSON text), a lease let go.
+ */
+type Message =
+  | { type: 'ask' }
+  | { type: 'pair'; fence: number; pair: TokenPair | null }
+  | { type: 'account'; fence: number; text: string }
+  | { type: 'released' };
 
 /** What the channel needs of the tab it speaks for. */
 export interface ChannelHost {
@@ -14,6 +21,8 @@ export interface ChannelHost {
   known(): FencedPair | undefined;
   /** Another tab told of a record, which may be older than the one this tab knows. */
   told(record: FencedPair): void;
+  /** Another tab told of the account's record it wrote under `fence`. */
+  toldAccount(fence: number, text: string): void;
   /** A message came, of any kind: a tab waiting for the lease looks again. */
   stirred(): void;
 }
@@ -49,6 +58,11 @@ export class TabChannel {
   /** Tells the other tabs of a record this tab wrote. */
   tell(record: FencedPair): void {
     this.post({ type: 'pair', ...record });
+  }
+
+  /** Tells the other tabs of the account's record this tab wrote under `fence`. */
+  tellAccount(fence: number, text: string): void {
+    this.post({ type: 'account', fence, text });
   }
 
   /** Tells the other tabs that this tab let go of the lease. */
@@ -104,6 +118,10 @@ export class TabChannel {
       // Another tab, maybe of another version of the app: its record is checked as a stored one would be.
       if (typeof message.fence !== 'number' || (message.pair !== null && !isPair(message.pair))) return;
       this.host.told({ fence: message.fence, pair: message.pair });
+    } else if (message.type === 'account') {
+      if (typeof message.fence !== 'number' || typeof message.text !== 'string') return;
+      this.host.toldAccount(message.fence, message.text);
+      this.recheck();
     }
     this.host.stirred();
   }
