@@ -159,6 +159,7 @@ export type TokenAuthStatus = 'signed-out' | 'signing-in' | 'signed-in' | 'renew
 
 /** What {@link TokenAuth.getState} returns: a snapshot, the same object until something changes. */
 export interface TokenAuthState {
+  /** Where the sign-in stands: see {@link TokenAuthStatus}. */
   readonly status: TokenAuthStatus;
   /**
    * Why the last sign-in or renewal failed (a rejected password, an unreachable service), until another starts or
