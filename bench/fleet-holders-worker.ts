@@ -2,6 +2,7 @@
 // RedisTokenStore of its own on connections of its own (a client and a subscriber, as a process of its own would
 // open), and an HTTP agent of its own. Started by fleet-holders.ts with its config, as JSON, in HOLDERS_WORKER; obeys
 // IPC messages. It reports counts and times only: never a token, and no error text but the plugin's error codes.
+import { readdirSync } from 'node:fs';
 import { Agent } from 'node:http';
 import axios from 'axios';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
@@ -33,7 +34,8 @@ export interface HolderRound {
 }
 
 export type HoldersReply =
-  { type: 'ready'; connections: number } | { type: 'round-done'; id: number; holders: HolderRound[]; messages: number };
+  | { type: 'ready'; connections: number }
+  | { type: 'round-done'; id: number; holders: HolderRound[]; messages: number; openFiles: number };
 
 interface Holder {
   fire(): Promise<HolderRound>;
@@ -113,13 +115,22 @@ async function main(): Promise<void> {
       void Promise.all(holders.map((holder) => holder.fire())).then((rounds) => {
         const received = messages;
         messages = 0;
-        send({ type: 'round-done', id: request.id, holders: rounds, messages: received });
+        send({ type: 'round-done', id: request.id, holders: rounds, messages: received, openFiles: openFiles() });
       });
     } else {
       void Promise.all(holders.map((holder) => holder.close().catch(() => undefined))).then(() => process.exit(0));
     }
   });
   send({ type: 'ready', connections: holders.length * 2 });
+}
+
+/** The file descriptors this process holds (Linux): its sockets to Redis and to the emulator, and Node's own. */
+function openFiles(): number {
+  try {
+    return readdirSync('/proc/self/fd').length;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 function send(message: HoldersReply): void {

@@ -22,6 +22,7 @@
 // bench/results/fleet-holders.svg (fleet-holders-quick.* for other sizes or expiries).
 import { execFileSync, fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Redis from 'ioredis';
@@ -158,7 +159,7 @@ async function startSetup(kind: Setup['name']): Promise<Setup> {
 
 interface HoldersFleet {
   /** Every holder fires one request at once; resolves with what each saw, and the messages their subscribers got. */
-  round(): Promise<{ holders: HolderRound[]; messages: number }>;
+  round(): Promise<{ holders: HolderRound[]; messages: number; openFiles: number }>;
   stop(): Promise<void>;
 }
 
@@ -237,6 +238,7 @@ async function startHolders(
       return {
         holders: replies.flatMap((reply) => reply.holders),
         messages: replies.reduce((sum, reply) => sum + reply.messages, 0),
+        openFiles: Math.max(...replies.map((reply) => reply.openFiles)),
       };
     },
     stop,
@@ -258,6 +260,8 @@ export interface HoldersResult {
   /** Redis connections of the fleet, and the memory Redis gives their buffers, once logged in. */
   connections: number;
   clientMemoryBytes: number;
+  /** The most file descriptors a holders process held, and the emulator's, after the first round. */
+  openFiles: { holdersProcess: number; emulator: number };
   startSeconds: number;
   perHolderPerExpiry: { commands: number; inBytes: number; outBytes: number; messages: number; cpuUs: number };
   /** The same, in a round with the pair valid: what a request costs Redis with no renewal. */
@@ -290,6 +294,7 @@ async function measure(
     let failed = 0;
     const first = await fleet.round();
     failed += first.holders.filter((holder) => !holder.ok).length;
+    const openFiles = { holdersProcess: first.openFiles, emulator: openFilesOf(emulator.pid) };
     const loggedIn = await meter.read();
     const valid = await fleet.round();
     failed += valid.holders.filter((holder) => !holder.ok).length;
@@ -329,6 +334,7 @@ async function measure(
       tokenCallsPerExpiry: round((counters2.tokenCalls - counters1.tokenCalls) / options.expiries, 2),
       connections: loggedIn.clients,
       clientMemoryBytes: loggedIn.clientMemory,
+      openFiles,
       startSeconds,
       perHolderPerExpiry: {
         commands: perHolder(sum((cost) => cost.commands)),
@@ -463,6 +469,14 @@ function openFileLimit(): number {
   }
 }
 
+function openFilesOf(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 function table(results: readonly HoldersResult[]): string {
   return markdownTable(
     [
@@ -553,7 +567,7 @@ export async function holdersBenchmark(options: HoldersOptions): Promise<void> {
           const result = await measure(setup, emulator, size, options);
           results.push(result);
           console.log(
-            `  ${kind}, ${size} holders: ${result.perHolderPerExpiry.commands} commands / holder / expiry, ${result.tokenCallsPerExpiry} token calls / expiry, delay p99 ${result.delayMs.p99} ms (start ${result.startSeconds} s)`,
+            `  ${kind}, ${size} holders: ${result.perHolderPerExpiry.commands} commands / holder / expiry, ${result.tokenCallsPerExpiry} token calls / expiry, delay p99 ${result.delayMs.p99} ms (start ${result.startSeconds} s; open files: ${result.openFiles.holdersProcess} in a holders process, ${result.openFiles.emulator} in the emulator)`,
           );
         }
         if (kind === 'redis-server')

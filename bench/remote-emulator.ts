@@ -9,6 +9,8 @@ export const BENCH_PASSWORD = 'bench-password';
 /** The emulator, running in a child process: its URL, and its counters and expiries over IPC. */
 export interface RemoteEmulator {
   readonly url: string;
+  /** Its process, to read what it holds (its open files). */
+  readonly pid: number;
   /** Makes every access token issued so far refused, as if it had expired. Resolves once it is done. */
   expire(): Promise<void>;
   counters(): Promise<EmulatorCounters>;
@@ -45,6 +47,7 @@ export async function startRemoteEmulator(options: RemoteEmulatorOptions = {}): 
   });
   return {
     url: started.url!,
+    pid: child.pid!,
     expire: async () => void (await ask('expire')),
     counters: async () => (await ask('counters')).counters!,
     loginTimes: async () => (await ask('login-times')).loginTimes!,
