@@ -6,16 +6,18 @@ import type { EmulatorOptions } from '../lib/emulator/index.js';
 /** What the parent may ask; latency of data calls is given as a range, since a function cannot cross IPC. */
 export interface RemoteEmulatorOptions extends Omit<EmulatorOptions, 'latency' | 'log' | 'clock'> {
   latency?: { login?: number; token?: number; data?: number | { min: number; max: number } };
+  /** Keep the calls received, for `loginTimes` (every call is kept: for short runs). @default false */
+  recordCalls?: boolean;
 }
 
-export type EmulatorRequest = { id: number; type: 'expire' | 'counters' | 'close' };
+export type EmulatorRequest = { id: number; type: 'expire' | 'counters' | 'close' | 'login-times' };
 
 async function main(): Promise<void> {
-  const { latency, ...options } = JSON.parse(process.env.BENCH_EMULATOR ?? '{}') as RemoteEmulatorOptions;
+  const { latency, recordCalls, ...options } = JSON.parse(process.env.BENCH_EMULATOR ?? '{}') as RemoteEmulatorOptions;
   const data = latency?.data;
   const emulator = await startEmulator({
     ...options,
-    log: false,
+    log: recordCalls === true,
     latency: {
       ...(latency?.login !== undefined && { login: latency.login }),
       ...(latency?.token !== undefined && { token: latency.token }),
@@ -28,6 +30,11 @@ async function main(): Promise<void> {
     if (request.type === 'expire') emulator.expireAccessTokens();
     if (request.type === 'close') {
       void emulator.close().then(() => process.exit(0));
+      return;
+    }
+    if (request.type === 'login-times') {
+      const at = emulator.calls.filter((call) => call.route === 'login').map((call) => call.at);
+      process.send?.({ id: request.id, loginTimes: at });
       return;
     }
     process.send?.({ id: request.id, counters: { ...emulator.counters } });
