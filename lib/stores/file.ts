@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
+import { mkdir, open, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
 import { parseAccountRecord } from '../account-record.js';
@@ -14,6 +14,7 @@ import type { FencedPair } from './record.js';
 import { Announcer } from './announcer.js';
 import { accountFileName, checkAccountName } from './account-key.js';
 import { DirectoryWatch } from './directory-watch.js';
+import { hasErrorCode, ignoreMissing, replaceFile, sweepTemporaries } from './file-writes.js';
 import { acquire, keepAlive, LEASE_DEFAULTS, Wakeup } from './lease.js';
 import type { Attempt, LeaseOptions } from './lease.js';
 import { checkStoreOptions, shown } from './options.js';
@@ -150,7 +151,7 @@ export class FileTokenStore implements TokenStore {
     if (await fenced()) return false;
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     // Not synced: a record lost in a crash costs a pause or a budget window, not the account's tokens.
-    return this.replace(this.accountPath, JSON.stringify(record), false, fenced);
+    return replaceFile(this.accountPath, JSON.stringify(record), false, fenced);
   }
 
   /** Waits for the lock file, at most `lockTimeoutMs`, and holds it, extending its lease, until `release()`. */
@@ -179,11 +180,11 @@ export class FileTokenStore implements TokenStore {
       // One more than any fence granted or written before, kept in a file of its own so that the claim never
       // touches the pair: from now on, a holder whose lease lapsed has an older fence and its writes are refused.
       const fence = (await this.latestFence((await this.readRecord())?.fence ?? 0)) + 1;
-      await this.replace(this.fencePath, String(fence), false);
+      await replaceFile(this.fencePath, String(fence), false);
       // Paused past the lease while claiming, another may have claimed the same number: then the lock is not ours.
       if (!(await this.owns(owner)))
         throw new Error(`The lock file ${this.lockPath} passed to another process while this one claimed its fence.`);
-      await this.sweep();
+      await sweepTemporaries(this.path, this.options.lockTtlMs);
       return {
         fence,
         release: async () => {
@@ -304,52 +305,9 @@ export class FileTokenStore implements TokenStore {
     const text = recordToJson(fence ?? current?.fence ?? 0, pair);
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     // Looked at again just before the rename, after the slow part (the sync), to keep the window small.
-    const written = await this.replace(this.path, text, true, fenced);
+    const written = await replaceFile(this.path, text, true, fenced);
     if (written) this.announcer.announce(text, pair);
     return written;
-  }
-
-  /**
-   * Writes through a temporary file and a rename, so that a reader sees the old content or the new, never half.
-   * `durable` syncs it first: the pair must survive a crash, a fence can be granted again. Nothing is written when
-   * `refuse` says so at the last moment.
-   */
-  private async replace(
-    path: string,
-    text: string,
-    durable: boolean,
-    refuse?: () => Promise<boolean>,
-  ): Promise<boolean> {
-    const temporary = `${path}.${randomUUID()}.tmp`;
-    try {
-      const handle = await open(temporary, 'wx', 0o600);
-      try {
-        await handle.writeFile(text);
-        if (durable) await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      if (await refuse?.()) {
-        await unlink(temporary);
-        return false;
-      }
-      await rename(temporary, path);
-      return true;
-    } catch (error) {
-      await unlink(temporary).catch(ignoreMissing);
-      throw error;
-    }
-  }
-
-  /** Removes the temporary files of writers killed between write and rename: they hold tokens. */
-  private async sweep(): Promise<void> {
-    const prefix = `${basename(this.path)}.`;
-    const names = await readdir(dirname(this.path)).catch(() => []);
-    for (const name of names.filter((entry) => entry.startsWith(prefix) && entry.endsWith('.tmp'))) {
-      const file = join(dirname(this.path), name);
-      const info = await stat(file).catch(() => undefined);
-      if (info && Date.now() - info.mtimeMs > this.options.lockTtlMs) await unlink(file).catch(() => undefined);
-    }
   }
 
   private async onFileEvent(): Promise<void> {
@@ -366,13 +324,4 @@ export class FileTokenStore implements TokenStore {
 
 function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-function hasErrorCode(error: unknown, code: string): boolean {
-  return (error as NodeJS.ErrnoException | null)?.code === code;
-}
-
-function ignoreMissing(error: unknown): undefined {
-  if (hasErrorCode(error, 'ENOENT')) return undefined;
-  throw error;
 }
