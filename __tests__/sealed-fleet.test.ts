@@ -19,7 +19,7 @@ import { withConnection } from '../harness/redis-server.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 import { FileTokenStore } from '../lib/stores/file.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
-import type { TokenPair, TokenStore } from '../lib/index.js';
+import type { TokenPair } from '../lib/index.js';
 
 requireRedisCluster();
 closeEmulatorsAfterEach();
@@ -75,7 +75,11 @@ function tokensIssued(service: TokenServiceEmulator, current: TokenPair | null):
 }
 
 /** The test's own store on the fleet's store, to open what the fleet keeps, with `keys`. */
-function storeOf(config: FleetStoreConfig, keys: FleetEncryption['keys'], clients: Redis[]): TokenStore {
+function storeOf(
+  config: FleetStoreConfig,
+  keys: FleetEncryption['keys'],
+  clients: Redis[],
+): FileTokenStore | RedisTokenStore {
   if (config.kind === 'file') return new FileTokenStore(config.path, { encryption: { keys } });
   if (config.kind !== 'redis') throw new Error('a store of a single redis-server or a file');
   const client = new Redis(config.url);
