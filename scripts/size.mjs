@@ -23,10 +23,12 @@ const ENTRIES = [
   // async-mutex written out); then many accounts, sign-in state, logout, timeouts and the rules for a store that
   // stops answering or loses the pair: see the commits that moved it.
   { name: 'attachTokenAuth', imports: { 'dist/esm/index.js': ['attachTokenAuth'] }, gzipBudget: 20_300 },
+  // Raised by 3,432 B on 2026-11-26 for the store's `encryption` (issue 30: the cipher, the key checks and their
+  // messages), what it measured: 24,219 B gzip on main, 27,651 B with sealing. attachTokenAuth alone is unchanged.
   {
     name: 'attachTokenAuth and BrowserTokenStore',
     imports: { 'dist/esm/index.js': ['attachTokenAuth'], 'dist/esm/stores/browser.js': ['BrowserTokenStore'] },
-    gzipBudget: 24_500,
+    gzipBudget: 27_932,
   },
   // The OpenTelemetry subpath, for a web app that traces with OpenTelemetry's web SDK: the API is the app's, like axios.
   // Measured 2026-11-25: 3,621 B minified, 1,590 B gzip.
