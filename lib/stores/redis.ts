@@ -16,11 +16,11 @@ import type { Attempt } from './lease.js';
 import { shown } from './options.js';
 import { resolveRedisOptions } from './redis-options.js';
 import type { RedisTokenStoreOptions, ResolvedRedisOptions } from './redis-options.js';
-import { commandsOf, subscriptionOf } from './redis-clients.js';
+import { commandsOf, subscriptionOf } from './redis-adapters.js';
 import { EXTEND, LOCK, RELEASE, WRITE, WRITE_ACCOUNT } from './redis-scripts.js';
 import { RedisChannels } from './redis-channels.js';
 import { checkAccountName, escapeAccountName } from './account-key.js';
-import type { RedisCommands, RedisReply } from './redis-clients.js';
+import type { RedisCommands, RedisReply } from './redis-adapters.js';
 import type { RedisClientLike } from './redis-clients.js';
 
 /** The lock's lease options, which this store's options extend. */
