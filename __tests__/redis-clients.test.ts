@@ -1,6 +1,7 @@
 // RedisTokenStore with every client it takes, as users open them (harness/redis-clients.ts): ioredis 5 and 6, node-redis
-// 4, 5 and 6, in RESP2 and RESP3, each with a subscriber, against one real redis-server for the file. The store
-// contracts run with each; then the leak of a token through a client's error; then the clients it refuses.
+// 4, 5 and 6, in RESP2 and RESP3, each with a subscriber, against one real redis-server for the file, and the sentinel
+// clients of ioredis and node-redis 5 through Redis Sentinel. The store contracts run with each; then the leak of a
+// token through a client's error; then the clients it refuses.
 import { inspect } from 'node:util';
 import axios from 'axios';
 import Redis from 'ioredis';
@@ -14,6 +15,8 @@ import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } fro
 import { clientLabel, openRedis, TESTED_CLIENTS } from '../harness/redis-clients.js';
 import type { RedisClientChoice, RedisConnections, RedisTarget } from '../harness/redis-clients.js';
 import { subscriptions } from '../harness/redis-server.js';
+import { startRedisSentinel } from '../harness/redis-sentinel.js';
+import type { RedisSentinel } from '../harness/redis-sentinel.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
 import { redisForFile } from './helpers/redis.js';
@@ -176,10 +179,11 @@ function contractsOn(label: string, choice: RedisClientChoice, deployment: Deplo
     const parent = store();
     const names = ['alice', 'a:b', '{c}'];
     const listeners = [listen(parent), ...names.map((name) => listen(parent.forAccount(name)))];
-    /** The channels of the connections subscribed to any: this store's subscriber alone. */
+    /** The channels of the connections subscribed to any: this store's subscriber alone (not the sentinels' own). */
     const subscribed = async (): Promise<number[]> =>
       ((await redis().client('LIST')) as string)
         .split('\n')
+        .filter((line) => !/ name=sentinel-/.test(line))
         .map((line) => Number(/ sub=(\d+) /.exec(line)?.[1] ?? 0))
         .filter((channels) => channels > 0);
     await until(async () => (await subscribed()).join() === '4', 5_000);
@@ -203,6 +207,34 @@ describe.each(TESTED_CLIENTS.map((choice) => [clientLabel(choice), choice] as co
   (label, choice) =>
     contractsOn(label, choice, { target: () => ({ url: server().url }), port: () => server().port, redis }),
 );
+
+/** Sentinel's clients: ioredis `new Redis({ sentinels, name })` and node-redis 5 and 6 `createSentinel()`. */
+const SENTINEL_CLIENTS: readonly RedisClientChoice[] = [{ library: 'ioredis' }, { library: 'redis5' }];
+
+describe('through Redis Sentinel (a master, a replica and 3 sentinels)', () => {
+  let sentinel: RedisSentinel | undefined;
+  let master: { port: number } | undefined;
+  let connection: Redis | undefined;
+  beforeAll(async () => {
+    sentinel = await startRedisSentinel();
+    master = await sentinel.master();
+    connection = new Redis({ host: '127.0.0.1', port: master.port });
+  }, 60_000);
+  afterAll(async () => {
+    await connection?.quit();
+    await sentinel?.stop();
+  });
+
+  describe.each(SENTINEL_CLIENTS.map((choice) => [clientLabel(choice), choice] as const))(
+    'RedisTokenStore on the sentinel client of %s, with a subscriber',
+    (label, choice) =>
+      contractsOn(label, choice, {
+        target: () => ({ sentinels: sentinel!.sentinels, name: sentinel!.name }),
+        port: () => master!.port,
+        redis: () => connection!,
+      }),
+  );
+});
 
 describe('RedisTokenStore: the clients it refuses, saying what to pass instead', () => {
   const make =
