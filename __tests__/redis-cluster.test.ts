@@ -9,8 +9,14 @@ import { escapeAccountName } from '../lib/stores/account-key.js';
 import type { RedisCluster, RedisClusterOptions } from '../harness/redis-cluster.js';
 import { clientLabel } from '../harness/redis-clients.js';
 import type { RedisClientChoice } from '../harness/redis-clients.js';
-import { subscriptions, withConnection } from '../harness/redis-server.js';
+import { countCommands, subscriptions, withConnection } from '../harness/redis-server.js';
+import { RedisTokenStore } from '../lib/stores/redis.js';
+import { keySlot } from '../lib/stores/redis-replicas.js';
+import { openRedis } from '../harness/redis-clients.js';
+import type { Fleet } from '../harness/fleet.js';
+import { PAIR_A, accountRecord } from './helpers/store-contract.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
+import { lossOf, reportLoss } from './helpers/loss-report.js';
 
 // A real Redis Cluster (redis-server nodes in cluster mode, formed by redis-cli) under a fleet of real processes
 // (harness/fleet-worker.ts) whose RedisTokenStore takes `new Redis.Cluster(nodes)`, with `cluster.duplicate()` for
@@ -96,6 +102,20 @@ function clusterForDescribe(options: RedisClusterOptions): () => RedisCluster {
 
 describe('a Redis Cluster of 3 masters', () => {
   const theCluster = clusterForDescribe({ masters: 3 });
+
+  it('finds the slot of a key as the cluster does (the store looks up the node that took a write by it)', async () => {
+    const keys = [
+      '{tokens:orders}:pair',
+      `{tokens#${escapeAccountName('jane doe#%3A@ünï🙂')}}#pair`,
+      'foo{}{bar}',
+      'foo{{bar}}zap',
+      '{}',
+      'no tag at all',
+      '123456789',
+    ];
+    const slots = await Promise.all(keys.map((key) => theCluster().slotOf(key)));
+    expect(keys.map(keySlot)).toEqual(slots);
+  });
 
   it.each(CLUSTER_CLIENTS.map((driver) => [clientLabel(driver), driver] as const))(
     '4 processes on the cluster client of %s with pub/sub: 1 login and 1 refresh per expiry between them, no refresh token sent twice, none failed',
@@ -238,13 +258,70 @@ describe('a Redis Cluster of 3 masters', () => {
  * dead master, whose connection is closed, and ioredis gives a command up after `maxRedirections` such turns, about
  * 100 ms apart. With the default 16, every process's lock try failed after about a second, before the replica took
  * over (2.1 to 2.9 s with a cluster-node-timeout of 1 s), and the processes renewed without the lock (in one run of
- * three, a refresh token sent twice and a second login). 64 turns cover about 6 s; the plugin's `storeTimeoutMs`
- * bounds the wait anyway.
+ * three, a refresh token sent twice and a second login). 128 turns cover about 13 s, past the plugin's
+ * `storeTimeoutMs` below, which bounds the wait.
  */
-const RIDE_OUT_FAILOVER: RedisClusterSettings = { maxRedirections: 64, retryDelayOnMoved: 100 };
+const RIDE_OUT_FAILOVER: RedisClusterSettings = { maxRedirections: 128, retryDelayOnMoved: 100 };
+
+/**
+ * A failover takes 2 to 3.2 s here, busy machine or not (1 s of cluster-node-timeout, then the replica's election); a
+ * renewal that falls due meanwhile waits for it, each store call bounded by the plugin's `storeTimeoutMs`. With its
+ * default (5 s, a third of `tokenTimeoutMs`) the outcome would depend on the machine's speed: past it, each process
+ * goes on alone with a login of its own. 10 s, so that the renewal waits for the replica in every run.
+ */
+const FAILOVER_TIMEOUTS = { storeTimeoutMs: 10_000, tokenTimeoutMs: 30_000 };
+
+/** Every lock the fleet was granted has been released: each renewal's writes are done (its lock goes after them). */
+function locksReleased(fleet: Fleet): boolean {
+  const count = (name: 'lock-acquired' | 'lock-released') =>
+    fleet.workers.reduce((sum, worker) => sum + worker.events.filter((event) => event.name === name).length, 0);
+  return count('lock-acquired') === count('lock-released');
+}
 
 describe('a Redis Cluster of 3 masters with a replica each', () => {
   const theCluster = clusterForDescribe({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: 1_000 });
+
+  it.each(CLUSTER_CLIENTS.map((driver) => [clientLabel(driver), driver] as const))(
+    'waits, on %s, for the replica of the master that took each write (the pair, the account’s record), once it wrote',
+    async (_label, driver) => {
+      const cluster = theCluster();
+      const prefix = `cluster-replicas:${randomUUID()}`;
+      const connections = await openRedis(driver, { nodes: cluster.nodes });
+      try {
+        const store = new RedisTokenStore(connections.client, { prefix });
+        const { port } = await cluster.masterOf(`{${prefix}}:pair`);
+
+        const { byCommand } = await countCommands([port], async () => {
+          expect(await store.set(PAIR_A)).toBe(true);
+          expect(await store.setAccount(accountRecord())).toBe(true);
+          // A write the fence refuses wrote nothing: nothing to wait for.
+          const lock = await store.lock();
+          await lock.release();
+          expect(await store.set(PAIR_A, lock.fence! - 1)).toBe(false);
+        });
+
+        // On the master of the slot, where the writes went: one WAIT for each.
+        expect(byCommand.get('wait')).toBe(2);
+        const replicas = await Promise.all(
+          cluster.livePorts().map((each) =>
+            withConnection(each, async (client) => {
+              // The replica of the master that took the writes.
+              const replicaOf = /^master_port:(\d+)/m.exec(await client.info('replication'))?.[1];
+              if (replicaOf !== String(port)) return null;
+              // A replica answers reads on its connections that say READONLY; others get MOVED to the master.
+              await client.call('READONLY');
+              return client.get(`{${prefix}}:pair`);
+            }),
+          ),
+        );
+        expect(replicas.filter((value) => value !== null).map((value) => JSON.parse(value) as unknown)).toEqual([
+          expect.objectContaining({ pair: PAIR_A }),
+        ]);
+      } finally {
+        await connections.close();
+      }
+    },
+  );
 
   it('serves every request while the master of the account’s slot is killed mid-traffic and its replica takes over: one token call for the expiry due meanwhile', async () => {
     const cluster = theCluster();
@@ -255,8 +332,13 @@ describe('a Redis Cluster of 3 masters with a replica each', () => {
       count: 4,
       emulatorUrl: service.url,
       store: clusterStore(cluster, prefix, RIDE_OUT_FAILOVER),
+      ...FAILOVER_TIMEOUTS,
     });
     const warm = await fleet.burst(20);
+    // The login's pair is written off the requests' path, and waited for on the replica before its lock goes: kill
+    // the master before that, and the failover may lose the pair (which costs a second login, by design: a store that
+    // lost the pair). The scenario is a master killed with the pair on its replica.
+    await until(() => locksReleased(fleet), 10_000);
     const master = await cluster.masterOf(key);
     const tokenCallsBefore = service.counters.tokenCalls;
 
@@ -272,8 +354,9 @@ describe('a Redis Cluster of 3 masters with a replica each', () => {
     const after = await fleet.burst(20);
 
     const total = sumBursts([...warm, ...during, ...after]);
+    const loss = reportLoss('cluster failover of the account’s slot', lossOf(service, total.failed));
     expect(total.errors).toEqual([]);
-    expect(total.failed).toBe(0);
+    expect(loss).toEqual({ spent: 0, failed: 0, logins: 0 });
     expect(tokenCallsDuringFailover).toBe(1);
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 2, rejected: 0 });
     expect(refreshTokensSent(service)).toEqual({ calls: 2, distinct: 2 });
@@ -283,5 +366,5 @@ describe('a Redis Cluster of 3 masters with a replica each', () => {
     // Subscribers on the killed node moved to another: every process still hears the pairs written.
     await until(async () => (await subscribers(cluster, prefix)) === 4, 10_000);
     expect(await storedOnItsNode(cluster, prefix)).toBe(true);
-  }, 40_000);
+  }, 60_000);
 });

@@ -101,12 +101,13 @@ const lockTries = { grants: 0, refused: 0 };
 
 /**
  * Counts the store's tries at the lock, by wrapping on the client itself (so that the store still recognises it) the
- * method the store sends its scripts with: `eval`, or `sendCommand` on a node-redis cluster. A call of the LOCK script
+ * method the store sends its scripts with: `eval`, or `sendCommand` on a node-redis cluster or sentinel. A call of the LOCK script
  * (the one that takes `KEYS[3]` with `SET … NX`) answers `[1, fence]` when granted and `[0, …]` when another process
  * holds it.
  */
 function countLockTries(client: RedisClientLike): void {
-  const method = 'getSlotMaster' in client && 'sendCommand' in client ? 'sendCommand' : 'eval';
+  const method =
+    ('getSlotMaster' in client || 'getSentinelNode' in client) && 'sendCommand' in client ? 'sendCommand' : 'eval';
   const send = (client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[method]!.bind(client);
   const counting = async (...args: unknown[]): Promise<unknown> => {
     const reply = await send(...args);
@@ -139,10 +140,14 @@ function confirming(subscriber: RedisSubscriberLike): Promise<unknown>[] {
 
 /** The worker's ioredis options: `lazyConnect`, one retry of a command across a reconnect, and the test's. */
 function redisOptions(settings: RedisClientSettings = {}): RedisOptions {
+  return sentinelOptions({ maxRetriesPerRequest: 1, ...settings });
+}
+
+/** The worker's ioredis options through Sentinel: `lazyConnect`, and the test's over ioredis' own. */
+function sentinelOptions(settings: RedisClientSettings = {}): RedisOptions {
   const { maxReconnectDelayMs, ...rest } = settings;
   return {
     lazyConnect: true,
-    maxRetriesPerRequest: 1,
     ...rest,
     ...(maxReconnectDelayMs !== undefined && { retryStrategy: (times) => Math.min(times * 50, maxReconnectDelayMs) }),
   };
@@ -170,11 +175,18 @@ async function main(): Promise<void> {
     const name = config.nameConnections ? { name: connectionNameOf(process.pid) } : {};
     const connections = await openRedis(
       settings.driver ?? { library: 'ioredis' },
-      settings.kind === 'redis' ? { url: settings.url } : { nodes: settings.nodes },
+      settings.kind === 'redis'
+        ? { url: settings.url }
+        : settings.kind === 'redis-sentinel'
+          ? { sentinels: settings.sentinels, name: settings.name }
+          : { nodes: settings.nodes },
       settings.kind === 'redis'
         ? // No retries of commands across a reconnect: a test wants to see a store failure, not a hidden delay.
           { subscriber: settings.pubsub, ioredis: redisOptions(settings.client), ...name }
-        : { subscriber: settings.pubsub, ...(settings.client && { ioredisCluster: settings.client }), ...name },
+        : settings.kind === 'redis-sentinel'
+          ? // ioredis' own retries: a command waits across the failover, which the plugin's storeTimeoutMs bounds.
+            { subscriber: settings.pubsub, ioredis: sentinelOptions(settings.client), ...name }
+          : { subscriber: settings.pubsub, ...(settings.client && { ioredisCluster: settings.client }), ...name },
     );
     closers.push(() => connections.close());
     countLockTries(connections.client);
@@ -199,6 +211,7 @@ async function main(): Promise<void> {
     store: reporting(store, config.shareAccount ?? true),
     tokenRetryDelayMs: config.tokenRetryDelayMs ?? 5,
     ...(config.tokenTimeoutMs !== undefined && { tokenTimeoutMs: config.tokenTimeoutMs }),
+    ...(config.storeTimeoutMs !== undefined && { storeTimeoutMs: config.storeTimeoutMs }),
     ...(config.tokenBudget !== undefined && { tokenBudget: config.tokenBudget }),
     ...(config.tokenRetries !== undefined && { tokenRetries: config.tokenRetries }),
     ...(config.loginCooldownMs !== undefined && { loginCooldownMs: config.loginCooldownMs }),

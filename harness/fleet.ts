@@ -96,6 +96,20 @@ export type FleetStoreConfig =
        * `client` applies to ioredis only. @default ioredis 5
        */
       driver?: RedisClientChoice;
+    }
+  | {
+      kind: 'redis-sentinel';
+      /** The sentinels, and the name of the master they monitor: `new Redis({ sentinels, name })`. */
+      sentinels: ReadonlyArray<{ host: string; port: number }>;
+      name: string;
+      /** RedisTokenStore's `prefix`: the account's keys. */
+      prefix: string;
+      /** Give the store a second connection (`redis.duplicate()`; node-redis' sentinel is its own) for pub/sub. */
+      pubsub: boolean;
+      /** ioredis options, as for `redis`, over the worker's `lazyConnect`. @default ioredis' own */
+      client?: RedisClientSettings;
+      /** The client library and protocol (node-redis 5 or 6: `createSentinel()`). @default ioredis 5 */
+      driver?: RedisClientChoice;
     };
 
 /** Who a worker logs in as. @default harness/account.ts' E2E_USER */
@@ -146,6 +160,8 @@ export interface WorkerConfig {
   tokenRetryDelayMs?: number;
   /** The plugin's `tokenTimeoutMs`. @default the plugin's */
   tokenTimeoutMs?: number;
+  /** The plugin's `storeTimeoutMs`. @default the plugin's */
+  storeTimeoutMs?: number;
   /** The plugin's `tokenBudget`. @default the plugin's */
   tokenBudget?: { windowMs?: number; logins?: number; refreshes?: number };
   /** The plugin's `tokenRetries`. @default the plugin's */

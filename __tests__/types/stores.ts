@@ -98,6 +98,8 @@ expectTypeOf<RedisTokenStoreOptions>().toEqualTypeOf<{
   pollMs?: number;
   keyTtlMs?: number;
   encryption?: StoreEncryption;
+
+  replicaWaitMs?: number;
 }>();
 expectTypeOf(RedisTokenStore).constructorParameters.toEqualTypeOf<
   [client: RedisClientLike, options: RedisTokenStoreOptions]

@@ -1,0 +1,83 @@
+// `npm run test:loss [-- --times N]`: the four scenarios in which Redis loses data (issue 31), N times in a row, each
+// run printing, per scenario, the refresh tokens sent a second time (spent), the requests that failed and the logins
+// after the fleet's first, then a total. The scenarios are jest tests (they assert the same figures); each reports
+// its figures to the file named by LOSS_REPORT (__tests__/helpers/loss-report.ts):
+// - redis-server SIGKILLed mid-renewal and restarted empty (redis-restart.test.ts);
+// - the same while a process holds the lock with its token call in flight (redis-restart.test.ts);
+// - the master of the account's slot of a Cluster killed mid-traffic (redis-cluster.test.ts);
+// - the master of a Sentinel deployment killed mid-traffic (redis-sentinel.test.ts).
+// Goes on after a failed run, so that every run's figures are seen; exits 1 if any failed.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const args = process.argv.slice(2);
+const at = args.indexOf('--times');
+const times = at === -1 ? 1 : Number(args[at + 1]);
+if (!Number.isInteger(times) || times < 1) {
+  console.error(`test:loss: --times takes a whole number of runs, 1 or more; got ${args[at + 1]}.`);
+  process.exit(2);
+}
+
+const FILES = [
+  '__tests__/redis-restart.test.ts',
+  '__tests__/redis-cluster.test.ts',
+  '__tests__/redis-sentinel.test.ts',
+];
+const NAMES = [
+  'renewal right after the restart logs in once',
+  'restarts empty while the lock holder renews loses no request; the lost lock',
+  'killed mid-traffic and its replica takes over',
+  'master is killed mid-traffic and a sentinel promotes the replica',
+];
+const pattern = NAMES.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+
+const dir = mkdtempSync(join(tmpdir(), 'token-keeper-loss-'));
+const totals = { runs: 0, passed: 0, spent: 0, failed: 0, maxLogins: 0 };
+try {
+  for (let run = 1; run <= times; run += 1) {
+    const report = join(dir, `run-${run}.jsonl`);
+    writeFileSync(report, '');
+    const started = Date.now();
+    const jest = spawnSync(
+      process.execPath,
+      ['node_modules/jest/bin/jest.js', '--runInBand', ...FILES, '-t', pattern],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOSS_REPORT: report }, encoding: 'utf8' },
+    );
+    const seconds = Math.round((Date.now() - started) / 1000);
+    const lines = readFileSync(report, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
+    const ok = jest.status === 0 && lines.length === NAMES.length + 1;
+    totals.runs += 1;
+    if (ok) totals.passed += 1;
+    console.log(`test:loss: run ${run} of ${times} ${ok ? 'passed' : 'FAILED'} in ${seconds} s`);
+    for (const { scenario, spent, failed, logins } of lines) {
+      totals.spent += spent;
+      totals.failed += failed;
+      totals.maxLogins = Math.max(totals.maxLogins, logins);
+      console.log(`  spent ${spent}  failed ${failed}  logins ${logins}  ${scenario}`);
+    }
+    if (!ok) {
+      // The whole of jest's output, kept for reading (.tmp/ is ignored by git), and its failures' first lines here.
+      const output = jest.stdout + jest.stderr;
+      mkdirSync('.tmp', { recursive: true });
+      const kept = join('.tmp', `test-loss-run-${run}.log`);
+      writeFileSync(kept, output);
+      const failures = output
+        .split('\n  ●')
+        .slice(1)
+        .map((block) => `  ●${block.split('\n').slice(0, 14).join('\n')}`);
+      console.log(`${failures.join('\n')}\n  (jest's output: ${kept})`);
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+console.log(
+  `test:loss: ${totals.passed} of ${totals.runs} run(s) passed; spent refresh tokens ${totals.spent}, failed ` +
+    `requests ${totals.failed}, at most ${totals.maxLogins} login(s) after the first in a scenario`,
+);
+process.exit(totals.passed === totals.runs ? 0 : 1);
