@@ -150,6 +150,8 @@ const bare: Contender = {
 };
 
 export const FLOOR = bare;
+/** This package, as the peers are set up: the default account only. */
+export const KEEPER = keeper;
 
 /**
  * Bare axios and the pair it holds, with nothing attached: what the floor of a renewal is measured with. The
