@@ -27,7 +27,7 @@ export interface ScenarioResult {
 
 const renewing = CONTENDERS.filter((contender) => contender.renews);
 
-async function withEmulator<T>(
+export async function withEmulator<T>(
   options: Parameters<typeof startRemoteEmulator>[0],
   use: (emulator: RemoteEmulator) => Promise<T>,
 ): Promise<T> {
@@ -48,7 +48,7 @@ async function create(contender: Contender, setup: Parameters<Contender['create'
   }
 }
 
-async function timed(call: () => Promise<unknown>): Promise<{ ok: boolean; ms: number }> {
+export async function timed(call: () => Promise<unknown>): Promise<{ ok: boolean; ms: number }> {
   const started = performance.now();
   try {
     await call();
@@ -58,14 +58,14 @@ async function timed(call: () => Promise<unknown>): Promise<{ ok: boolean; ms: n
   }
 }
 
-async function tokenCalls(emulator: RemoteEmulator): Promise<number> {
+export async function tokenCalls(emulator: RemoteEmulator): Promise<number> {
   return (await emulator.counters()).tokenCalls;
 }
 
-type Timed = Awaited<ReturnType<typeof timed>>;
+export type Timed = Awaited<ReturnType<typeof timed>>;
 
 /** One row of an interleaved scenario: a contender, or the floor beside them, and one measured go of it. */
-interface Entrant<T> {
+export interface Entrant<T> {
   readonly name: string;
   go(): Promise<T>;
 }
@@ -76,7 +76,7 @@ interface Entrant<T> {
  * entrant alike). The heap is collected before each go, so that no entrant pays for the garbage of the one before.
  * `done` tells, after a go, that further goes of that entrant would tell nothing more.
  */
-async function interleaved<T>(
+export async function interleaved<T>(
   entrants: ReadonlyArray<Entrant<T>>,
   rounds: number,
   done: (measured: T) => boolean = () => false,
@@ -547,5 +547,3 @@ export async function micro(mode: Mode): Promise<ScenarioResult> {
     };
   });
 }
-
-export const SCENARIOS = [overhead, expiryBurst, late401s, longRun, memory, micro] as const;
