@@ -2,12 +2,26 @@
 // `account`, and each account is its own client. The peers have no counterpart (one would attach them to an instance
 // per account), so these measure this package against itself: many accounts beside one, and what an account costs in
 // memory, held or passed through `maxAccounts`. The emulator runs in a process of its own, with a user per account.
+import { Agent, globalAgent } from 'node:http';
 import { keeperWithAccounts } from './contenders.js';
 import { BENCH_USER, benchAccount } from './remote-emulator.js';
+import type { RemoteEmulator } from './remote-emulator.js';
 import { interleaved, timed, tokenCalls, withEmulator } from './scenarios.js';
 import type { Mode, ScenarioResult, Timed } from './scenarios.js';
-import { median, percentile, pool, round, show, spread } from './stats.js';
+import { median, percentile, pool, round, show, slope, spread } from './stats.js';
 import type { Cell } from './stats.js';
+
+/** A full collection, for memory read with `process.memoryUsage()`; run through `npm run bench` (`--expose-gc`). */
+function collector(scenario: string): () => number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error(`The ${scenario} scenario needs \`node --expose-gc\`: run it through \`npm run bench\`.`);
+  return () => {
+    // Twice: what the first collection frees may keep more alive until the second (weak maps, finalizers).
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+}
 
 /** The fewest and the most, as `1` when they are the same and `1–2` when not. */
 function range(values: readonly number[]): string {
@@ -121,6 +135,98 @@ export async function accountsBurst(mode: Mode): Promise<ScenarioResult> {
       `Request i is for account i mod ${count.toLocaleString('en')}. "Token calls per account" is the fewest and the most of any account in any run, from the plugin's events; "token calls" is the emulator's count.`,
       '"Wrong account": answers the emulator gave for another user than the account the request named.',
       `A round not counted, then ${runs} rounds of one burst per row, in an order rotated each round; the heap is collected before each burst. p50 is the median of the runs [smallest–largest]; p99 the median of the runs. "p50 vs 1 account" is the ratio of the two p50s of each round.`,
+    ],
+  };
+}
+
+// ------------------------------------------------------------------------------------------------ 8. accounts held
+
+/** Heap per named account held: accounts logged in, then idle, on a new attachment each run. */
+export async function accountsHeld(mode: Mode): Promise<ScenarioResult> {
+  const heapUsed = collector('accounts-held');
+  const count = mode.quick ? 200 : 1_000;
+  const runs = mode.quick ? 2 : 3;
+  const named = accountsOf(count);
+  const perAccount = await withEmulator({ tokenFormat: 'jwt', accounts: count }, async (emulator) => {
+    const measured: number[] = [];
+    // A run not counted first: the token client's sockets and the JIT warm up.
+    for (let run = -1; run < runs; run += 1) {
+      const { api, auth } = await keeperWithAccounts({ baseURL: emulator.url });
+      // The instance's sockets, opened before the baseline: they are the instance's, not the accounts'.
+      await pool(8, 8, () => api.get('/api/items/warm-up'));
+      const before = heapUsed();
+      await signIn(api, named, 8);
+      const after = heapUsed();
+      if (run >= 0) measured.push(round((after - before) / count, 0));
+      auth.eject();
+      // A keep-alive socket holds the last request it carried, and through its config the attachment: closed now, so
+      // that the next run's baseline does not hold this run's accounts.
+      (api.defaults.httpAgent as Agent).destroy();
+      globalAgent.destroy();
+    }
+    return measured;
+  });
+  return {
+    id: 8,
+    title: `Memory per account held: ${count.toLocaleString('en')} named accounts logged in, then idle (${runs} runs)`,
+    goal: 'published: heap per idle account',
+    columns: ['heap bytes / account'],
+    rows: [{ contender: 'axios-token-keeper', cells: { 'heap bytes / account': spread(perAccount) } }],
+    notes: [
+      `Each run: a new instance and attachment (default options but the credentials, so a memory store per account), a few requests on the default account, then a request on each of ${count.toLocaleString('en')} named accounts (a login each, JWTs), the heap collected before and after.`,
+      'A run not counted first. Between runs the sockets are closed: a keep-alive socket holds the last request it carried, and through it the attachment.',
+    ],
+  };
+}
+
+// ------------------------------------------------------------------------------------------------ 9. accounts cycled
+
+/**
+ * Many accounts, each used once, through a small `maxAccounts`: whether an account dropped to make room leaves
+ * anything behind. The heap is read after a collection at checkpoints, from the end of the warm-up on.
+ */
+export async function accountsCycled(mode: Mode): Promise<ScenarioResult> {
+  const heapUsed = collector('accounts-cycled');
+  const count = mode.quick ? 3_000 : 20_000;
+  const warmUp = mode.quick ? 1_000 : 2_000;
+  const step = 1_000;
+  const maxAccounts = 100;
+  const named = accountsOf(count);
+  const row = await withEmulator({ tokenFormat: 'jwt', accounts: count }, async (emulator: RemoteEmulator) => {
+    const { api, auth } = await keeperWithAccounts({ baseURL: emulator.url }, { maxAccounts });
+    let logins = 0;
+    auth.on('login', () => (logins += 1));
+    let failed = 0;
+    const heap: Array<[number, number]> = [];
+    const started = await emulator.counters();
+    for (let done = 0; done < count; done += step) {
+      // 20 in flight, fewer than maxAccounts, so that idle accounts are there to drop.
+      const settled = await pool(step, 20, (i) => api.get(`/api/items/${done + i}`, { account: named[done + i] }));
+      failed += failures(settled);
+      if (done + step >= warmUp) heap.push([done + step, heapUsed()]);
+    }
+    const ended = await emulator.counters();
+    const growth = heap[heap.length - 1]![1] - heap[0]![1];
+    return {
+      contender: 'axios-token-keeper',
+      cells: {
+        logins,
+        'token calls': ended.tokenCalls - started.tokenCalls,
+        failed,
+        'heap growth, MB': round(growth / 2 ** 20, 2),
+        'bytes / account (slope)': round(slope(heap), 0),
+      },
+    };
+  });
+  return {
+    id: 9,
+    title: `Accounts cycled: ${count.toLocaleString('en')} named accounts, each used once, through maxAccounts: ${maxAccounts}`,
+    goal: 'a login each, 0 failed, heap growth under 4 MB from after the warm-up to the end',
+    columns: ['logins', 'token calls', 'failed', 'heap growth, MB', 'bytes / account (slope)'],
+    rows: [row],
+    notes: [
+      `One attachment with the default memory store, \`maxAccounts: ${maxAccounts}\`, 20 requests in flight: one request per account (its login, then its data call), in order.`,
+      `The heap after a collection every ${step.toLocaleString('en')} accounts, from the ${warmUp.toLocaleString('en')}th (the warm-up's end) on; growth is the last reading less the first, the slope is the least-squares fit of the readings against the accounts used.`,
     ],
   };
 }

@@ -12,12 +12,22 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chart } from './chart.js';
 import { table } from './report.js';
-import { accountsBurst } from './accounts.js';
+import { accountsBurst, accountsCycled, accountsHeld } from './accounts.js';
 import { expiryBurst, late401s, longRun, memory, micro, overhead } from './scenarios.js';
 import type { ScenarioResult } from './scenarios.js';
 
 /** The scenarios, numbered from 1 in this order (`--only 2,7`). */
-const SCENARIOS = [overhead, expiryBurst, late401s, longRun, memory, micro, accountsBurst] as const;
+const SCENARIOS = [
+  overhead,
+  expiryBurst,
+  late401s,
+  longRun,
+  memory,
+  micro,
+  accountsBurst,
+  accountsHeld,
+  accountsCycled,
+] as const;
 
 const { values } = parseArgs({
   options: {
