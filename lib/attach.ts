@@ -169,10 +169,11 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
           return response;
         })
       : sent;
-    return answered.catch(async (error: unknown) => {
-      const next = await replays.recover(error, ticket, config, isEjected);
-      return attempt(adapter, config, ticket.account.ticket(next, true), next, true);
-    });
+    return answered.catch((error: unknown) =>
+      replays.recover(error, ticket, config, isEjected, (next) =>
+        attempt(adapter, config, ticket.account.ticket(next, true), next, true),
+      ),
+    );
   };
 
   // The request interceptor arms each request with the adapter above, around the one it would have used: its own,
