@@ -208,6 +208,23 @@ describe('bad input fails the request with ACCOUNT_INVALID or NO_CREDENTIALS, no
       attachTokenAuth(axios.create({ baseURL: service.url }), { store: single, account: () => 'alice' }),
     ).toThrow(/`account` names accounts per request, but the `store` keeps one account/);
   });
+  it('a store whose forAccount refuses the name (a Redis prefix holding #): ACCOUNT_INVALID, with its reason as cause', async () => {
+    const refusing = Object.assign(new MemoryTokenStore(), {
+      forAccount: () => {
+        throw new TypeError('RedisTokenStore: a `prefix` holding "#" cannot keep named accounts.');
+      },
+    });
+    const { service, api } = await rig({ store: refusing });
+
+    const error = await failureOf(api.get('/orders', { account: 'alice' }));
+
+    expect(codeOf(error)).toBe('ACCOUNT_INVALID');
+    expect((error as Error).message).toBe(
+      'The `store` refused account "alice" (its `forAccount` threw); nothing was sent. See `cause`.',
+    );
+    expect(((error as Error).cause as Error).message).toMatch(/^RedisTokenStore: a `prefix` holding "#"/);
+    expect(service.calls).toEqual([]);
+  });
 });
 
 describe('the `account` option', () => {

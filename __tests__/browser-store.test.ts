@@ -90,3 +90,61 @@ it('refuses to be used once closed', async () => {
   await expect(closed.get()).rejects.toThrow('BrowserTokenStore "orders" is closed; create a new one.');
   await expect(closed.set(PAIR)).rejects.toThrow(/is closed/);
 });
+
+describe('named accounts (forAccount)', () => {
+  it("share each account's pair between tabs over a channel of its own, which no other account hears", async () => {
+    const writer = store({ key: 'orders', storage: 'none' });
+    const reader = store({ key: 'orders', storage: 'none' });
+    const heard: Record<string, Array<TokenPair | null>> = {};
+    for (const name of ['a:b', 'a%3Ab', 'default']) {
+      heard[name] = [];
+      const listener = (pair: TokenPair | null) => heard[name]!.push(pair);
+      (name === 'default' ? reader : reader.forAccount(name)).subscribe(listener);
+    }
+
+    expect(await writer.forAccount('a:b').set(PAIR)).toBe(true);
+    await until(() => heard['a:b']!.length === 1);
+    // A write of another account afterwards, heard by its own listener: by then a stray message would have come.
+    await writer.forAccount('a%3Ab').set({ access: 'other' });
+    await until(() => heard['a%3Ab']!.length === 1);
+
+    expect(heard).toEqual({ 'a:b': [PAIR], 'a%3Ab': [{ access: 'other' }], default: [] });
+    expect(await reader.forAccount('a:b').get()).toEqual(PAIR);
+    expect(await reader.get()).toBeNull();
+  });
+
+  it('gives the keepers of one account in a tab one store while it is listened to, and lets it go with its last listener', async () => {
+    const tab = store({ key: 'orders', storage: 'none' });
+    const alice = tab.forAccount('alice');
+    const stop = [alice.subscribe(() => undefined), tab.forAccount('alice').subscribe(() => undefined)];
+    expect(tab.forAccount('alice')).toBe(alice);
+    expect(await alice.set(PAIR)).toBe(true);
+    // Another tab asks for Alice's pair, which only this tab knows: it answers. (That tab closes, knowing it too.)
+    const asking = store({ key: 'orders', storage: 'none' });
+    expect(await asking.forAccount('alice').get()).toEqual(PAIR);
+    asking.close();
+
+    for (const each of stop) each();
+
+    // Let go: it answers no more, and the tab makes a new store for Alice.
+    expect(await store({ key: 'orders', storage: 'none' }).forAccount('alice').get()).toBeNull();
+    expect(tab.forAccount('alice')).not.toBe(alice);
+  });
+
+  it('are closed with the store they came from', async () => {
+    const tab = store({ key: 'orders', storage: 'none' });
+    const alice = tab.forAccount('alice');
+    tab.close();
+    await expect(alice.get()).rejects.toThrow(/is closed/);
+  });
+
+  it('refuse a key holding `#`, naming `key` and the fix, and a name that is no string', () => {
+    expect(() => store({ key: 'orders#eu', storage: 'none' }).forAccount('alice')).toThrow(
+      'BrowserTokenStore: `key` "orders#eu" holds `#`, which separates an account\'s name in its entries, so that two ' +
+        'accounts could share entries: give the store a key without `#` to keep named accounts in it.',
+    );
+    expect(() => store({ key: 'orders', storage: 'none' }).forAccount('')).toThrow(
+      /^BrowserTokenStore\.forAccount: the account's name must be a non-empty string/,
+    );
+  });
+});

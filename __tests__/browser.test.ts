@@ -274,3 +274,47 @@ describe("the account's guards, shared by the tabs", () => {
     expect(results.errors).toEqual(Array.from({ length: 9 }, () => 'LOGIN_REJECTED'));
   });
 });
+
+describe('named accounts, each kept by BrowserTokenStore.forAccount', () => {
+  /** Two accounts, each its own user at the emulator, with names that a key's separators and escapes are made of. */
+  const ACCOUNTS = {
+    'tenant:{1}/..': { username: 'user-1', password: 'pw-user-1-5e8a' },
+    'jane doe@example.com#%3A': { username: 'user-2', password: 'pw-user-2-b41c' },
+  };
+  const names = Object.keys(ACCOUNTS) as Array<keyof typeof ACCOUNTS>;
+
+  it('two accounts in two tabs: each request carries its own account’s token, one login per account for both tabs, an expiry one token call per account', async () => {
+    const on = await emulator({ cors: true, users: { 'user-1': 'pw-user-1-5e8a', 'user-2': 'pw-user-2-b41c' } });
+    const open = () => Tab.open(context, site, { ...start(on, { key: 'orders' }), accounts: ACCOUNTS });
+    const tabs = [await open(), await open()];
+    /** Both tabs, 5 requests of each account at once: each account's answers, as the emulator served them. */
+    const round = async () => {
+      const results = await Promise.all(tabs.flatMap((tab) => names.map((name) => tab.accountBurst(name, 5))));
+      return results.map(({ ok, failed, errors, users }) => ({ ok, failed, errors, users }));
+    };
+    const expected = tabs.flatMap(() =>
+      names.map((name) => ({ ok: 5, failed: 0, errors: [], users: { [ACCOUNTS[name].username]: 5 } })),
+    );
+
+    expect(await round()).toEqual(expected);
+    expect(on.counters).toMatchObject({ logins: 2, refreshes: 0, tokenCalls: 2 });
+    const logins = on.calls.filter((call) => call.route === 'login').map((call) => call.authorization);
+    expect(new Set(logins).size).toBe(2);
+
+    on.expireAccessTokens();
+    expect(await round()).toEqual(expected);
+    expect(on.counters).toMatchObject({ logins: 2, refreshes: 2, tokenCalls: 4, rejected: 0 });
+    const events = (await Promise.all(tabs.map((tab) => tab.events()))).flat();
+    for (const name of names) {
+      expect(events.filter((event) => event === `login@${name}`)).toHaveLength(1);
+      expect(events.filter((event) => event === `refresh@${name}`)).toHaveLength(1);
+    }
+
+    // Each account's entries under its escaped name, none of the default account's.
+    const { local } = await tabs[0]!.storage();
+    const entries = Object.keys(local);
+    for (const escaped of ['tenant%3A%7B1%7D%2F%2E%2E', 'jane%20doe%40example%2Ecom%23%253A'])
+      expect(entries).toContain(`axios-token-keeper#orders#${escaped}`);
+    expect(entries.filter((entry) => !entry.startsWith('axios-token-keeper#orders#'))).toEqual([]);
+  });
+});

@@ -194,6 +194,83 @@ describe('express-backend.ts', () => {
   });
 });
 
+describe('ssr-server.ts', () => {
+  const users = { demo: 'demo-password', alice: 'alice-password', bob: 'bob-password' };
+
+  it('renders each page with its user’s token: one login per user, one renewal per user per expiry, and "sign in again" when a session cannot be renewed', async () => {
+    const service = await emulator({ users });
+    const { match } = await serveScript(join(root, 'examples', 'ssr-server.ts'), [], /listening on (\S+)/, {
+      env: { ...account(service), PORT: '0' },
+    });
+    const site = axios.create({ baseURL: match[1], validateStatus: () => true });
+    const signIn = async (username: string, password: string) => {
+      const answer = await site.post('/sign-in', { username, password });
+      const cookie = /sid=[\w-]+/.exec(String(answer.headers['set-cookie']))?.[0];
+      return { status: answer.status, data: answer.data as unknown, headers: { cookie: cookie ?? '' } };
+    };
+    const pagesOf = (headers: Record<string, string>, n: number) =>
+      Promise.all(Array.from({ length: n }, () => site.get('/orders', { headers })));
+    const userOf = (page: AxiosResponse) => (page.data as { orders?: { user?: string } }).orders?.user;
+    const repeat = (user: string, n: number): string[] => Array.from({ length: n }, () => user);
+
+    const alice = await signIn('alice', users.alice);
+    const bob = await signIn('bob', users.bob);
+    expect([alice.status, bob.status]).toEqual([200, 200]);
+    // A wrong password is the person’s to retype: refused, and nothing else changes.
+    expect(await signIn('bob', 'not-bobs')).toMatchObject({ status: 401, data: { error: 'LOGIN_REJECTED' } });
+
+    const [alicePages, bobPages, visitorPages] = await Promise.all([
+      pagesOf(alice.headers, 10),
+      pagesOf(bob.headers, 10),
+      pagesOf({}, 10),
+    ]);
+    expect(alicePages.map(userOf)).toEqual(repeat('alice', 10));
+    expect(bobPages.map(userOf)).toEqual(repeat('bob', 10));
+    // A visitor’s page goes as the server’s own (default) account, which logs in with its credentials.
+    expect(visitorPages.map(userOf)).toEqual(repeat('demo', 10));
+    expect(service.counters).toMatchObject({ logins: 3, refreshes: 0 });
+
+    service.expireAccessTokens();
+    const [aliceAgain, bobAgain] = await Promise.all([pagesOf(alice.headers, 10), pagesOf(bob.headers, 10)]);
+    expect([...aliceAgain, ...bobAgain].map(userOf)).toEqual([...repeat('alice', 10), ...repeat('bob', 10)]);
+    expect(service.counters).toMatchObject({ logins: 3, refreshes: 2 });
+
+    // Alice’s session can no longer be renewed, and the server keeps no password of hers: she is asked to sign in.
+    service.expireAccessTokens();
+    service.revokeRefreshTokens();
+    const ended = await site.get('/orders', { headers: alice.headers });
+    expect([ended.status, ended.data]).toEqual([401, { error: 'NO_CREDENTIALS' }]);
+    expect(service.counters.logins).toBe(3);
+
+    // Bob signs out: his next page is a visitor’s.
+    expect((await site.post('/sign-out', {}, { headers: bob.headers })).status).toBe(200);
+    expect(userOf(await site.get('/orders', { headers: bob.headers }))).toBe('demo');
+  }, 30_000);
+});
+
+it('audiences.ts: one user, a token per audience, each request with its own audience’s token', async () => {
+  const service = await emulator(demoUser);
+  const output = await runExample('audiences.ts', account(service));
+
+  expect(output).toContain('10 pages');
+  expect(output).toMatch(/orders \{\s+logins: 1,/);
+  expect(output).toMatch(/billing \{\s+logins: 1,/);
+  const logins = service.calls.filter((call) => call.route === 'login').map((call) => call.path);
+  expect(logins.sort()).toEqual([
+    '/auth/api/v1/accounts/login?audience=billing',
+    '/auth/api/v1/accounts/login?audience=orders',
+  ]);
+  const tokensOf = (prefix: string) =>
+    new Set(
+      service.calls
+        .filter((call) => call.route === 'data' && call.path.startsWith(prefix))
+        .map((call) => call.authorization),
+    );
+  const [orders, billing] = [tokensOf('/allocation/'), tokensOf('/billing/')];
+  expect([orders.size, billing.size]).toEqual([1, 1]);
+  expect([...orders][0]).not.toBe([...billing][0]);
+});
+
 it('with-axios-retry.ts: an expiry and a 503 on one request cost one renewal and one retry, and it succeeds', async () => {
   let sends = 0;
   const service: TokenServiceEmulator = await emulator({

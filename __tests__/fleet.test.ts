@@ -3,7 +3,13 @@ import Redis from 'ioredis';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { sumBursts, WorkerExitedError } from '../harness/fleet.js';
 import type { BurstReply, FleetStoreConfig } from '../harness/fleet.js';
-import { fleetsForFile, roundsOverExpiries } from './helpers/fleets.js';
+import {
+  connectionsPerWorker,
+  fleetAccounts,
+  fleetsForFile,
+  loginsByUser,
+  roundsOverExpiries,
+} from './helpers/fleets.js';
 import { clientLabel, TESTED_CLIENTS } from '../harness/redis-clients.js';
 import { until } from './helpers/flow.js';
 
@@ -82,6 +88,57 @@ describe.each(TESTED_CLIENTS.map((driver) => [clientLabel(driver), driver] as co
     }, 30_000);
   },
 );
+
+// Many accounts in every process: each request names its account, and the store keeps each account with its
+// forAccount(name), on the processes' one client and one subscriber (Redis) or in files of its own (file).
+const ACCOUNT_COUNT = 6;
+const MANY_ACCOUNTS = [
+  ['Redis with pub/sub', redisStore(true)],
+  ['one token file', fileStore],
+] as const;
+
+describe.each(MANY_ACCOUNTS)(`3 processes serving ${ACCOUNT_COUNT} accounts each, sharing %s`, (_name, makeStore) => {
+  it('log each account in once for the whole fleet and renew it once per expiry, every request carrying its own account’s token, none failed', async () => {
+    const { accounts, users, userOf } = fleetAccounts(ACCOUNT_COUNT);
+    const names = Object.keys(accounts);
+    const service = await emulator({ users });
+    const store = await makeStore();
+    const fleet = await start({ count: 3, emulatorUrl: service.url, store, accounts, nameConnections: true });
+
+    // 36 requests per process and round: 6 for each account.
+    const { rounds, countAfterRound: tokenCallsAfterRound } = await roundsOverExpiries(fleet, service, {
+      n: 6 * ACCOUNT_COUNT,
+      expiries: 2,
+      count: () => service.counters.tokenCalls,
+      burst: { accounts: names },
+    });
+
+    const total = sumBursts(rounds.flat());
+    expect(total.errors).toEqual([]);
+    expect(total).toMatchObject({ ok: 3 * 3 * 6 * ACCOUNT_COUNT, failed: 0 });
+    // Each account's requests went out with its own token, in every process and round.
+    expect(total.accounts).toEqual(Object.fromEntries(names.map((name) => [name, { [userOf[name]!]: 3 * 3 * 6 }])));
+    // One login per account for the fleet, then one token call per account per expiry.
+    expect(loginsByUser(service)).toEqual(Object.fromEntries(Object.values(userOf).map((user) => [user, 1])));
+    expect(service.counters).toMatchObject({
+      logins: ACCOUNT_COUNT,
+      refreshes: 2 * ACCOUNT_COUNT,
+      rejected: 0,
+      tokenCalls: 3 * ACCOUNT_COUNT,
+    });
+    expect(tokenCallsAfterRound).toEqual([1, 2, 3].map((round) => round * ACCOUNT_COUNT));
+    for (const round of rounds.slice(1)) {
+      const refreshes = sumBursts(round).events.filter((event) => event.name === 'refresh');
+      expect(refreshes.map((event) => event.name === 'refresh' && event.account).sort()).toEqual([...names].sort());
+    }
+    expect(total.events.filter((event) => event.name === 'failure' || event.name === 'lock-failed')).toEqual([]);
+    // One client and one subscriber per process, for all its accounts.
+    if (store.kind === 'redis') {
+      const port = Number(new URL(store.url).port);
+      expect(await connectionsPerWorker(fleet, [port])).toEqual([2, 2, 2]);
+    }
+  }, 60_000);
+});
 
 /** One of each kind of shared store, for what does not depend on pub/sub. */
 const EACH_KIND = [

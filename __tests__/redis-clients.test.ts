@@ -18,13 +18,16 @@ import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './hel
 import { until } from './helpers/flow.js';
 import { redisForFile } from './helpers/redis.js';
 import {
+  CONTRACT_NAMES,
   expectRoundTrip,
   PAIR_A,
   PAIR_B,
   testAccountRecord,
+  testStoreAccounts,
   testStoreLock,
   undoable,
 } from './helpers/store-contract.js';
+import { escapeAccountName } from '../lib/stores/account-key.js';
 
 const { server, redis } = redisForFile();
 closeEmulatorsAfterEach();
@@ -139,6 +142,50 @@ describe.each(TESTED_CLIENTS.map((choice) => [clientLabel(choice), choice] as co
     });
 
     testAccountRecord(label, { open: () => store(), fences: 'every grant' });
+
+    // The contracts per account, for one name that carries every hostile character (redis-store.test.ts runs more).
+    const named = CONTRACT_NAMES[0]!;
+    const namedKey = () => `{${prefix}#${escapeAccountName(named)}}#lock`;
+    testStoreAccounts(label, {
+      open: (timings) => store(timings),
+      fences: 'every grant',
+      record: true,
+      names: [named],
+      lease: () => ({
+        where: namedKey,
+        owner: () => redis().get(namedKey()),
+        ttlLeft: () => redis().pttl(namedKey()),
+        plant: async (owner, holder) =>
+          void (await redis().set(namedKey(), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
+        lapse: async () => void (await redis().del(namedKey())),
+      }),
+      listening: (count) => until(async () => (await subscriptions(server().port, `{${prefix}[#}]*`)) === count, 5_000),
+    });
+
+    it('listens for the default account and several named ones on its one subscriber connection, a channel each, and lets a channel go with its last listener', async () => {
+      const parent = store();
+      const names = ['alice', 'a:b', '{c}'];
+      const listeners = [listen(parent), ...names.map((name) => listen(parent.forAccount(name)))];
+      /** The channels of the connections subscribed to any: this store's subscriber alone. */
+      const subscribed = async (): Promise<number[]> =>
+        ((await redis().client('LIST')) as string)
+          .split('\n')
+          .map((line) => Number(/ sub=(\d+) /.exec(line)?.[1] ?? 0))
+          .filter((channels) => channels > 0);
+      await until(async () => (await subscribed()).join() === '4', 5_000);
+
+      const other = store();
+      for (const [index, name] of names.entries()) await other.forAccount(name).set({ access: `access-${index}` });
+      await other.set(PAIR_A);
+      await until(() => listeners.every((listener) => listener.heard.length === 1), 5_000);
+      expect(listeners.map((listener) => listener.heard)).toEqual([
+        [PAIR_A],
+        ...names.map((_, index) => [{ access: `access-${index}` }]),
+      ]);
+
+      for (const listener of listeners.slice(1)) listener.stop();
+      await until(async () => (await subscribed()).join() === '1', 5_000);
+    });
   },
 );
 

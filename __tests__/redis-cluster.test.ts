@@ -4,7 +4,8 @@ import { FleetPool, keepBursting, sumBursts } from '../harness/fleet.js';
 import type { BurstReply, FleetStoreConfig, RedisClusterSettings } from '../harness/fleet.js';
 import { requireRedisCluster, startRedisCluster } from '../harness/redis-cluster.js';
 import { until } from './helpers/flow.js';
-import { roundsOverExpiries } from './helpers/fleets.js';
+import { connectionsPerWorker, fleetAccounts, loginsByUser, roundsOverExpiries } from './helpers/fleets.js';
+import { escapeAccountName } from '../lib/stores/account-key.js';
 import type { RedisCluster, RedisClusterOptions } from '../harness/redis-cluster.js';
 import { clientLabel } from '../harness/redis-clients.js';
 import type { RedisClientChoice } from '../harness/redis-clients.js';
@@ -55,17 +56,6 @@ function refreshTokensSent(service: TokenServiceEmulator): { calls: number; dist
     .filter((call) => call.route === 'token')
     .map((call) => (JSON.parse(call.body) as { refresh_token?: string }).refresh_token);
   return { calls: sent.length, distinct: new Set(sent).size };
-}
-
-/** Successful logins per username, from the Basic header each login call carried. */
-function loginsByUser(service: TokenServiceEmulator): Record<string, number> {
-  const logins: Record<string, number> = {};
-  for (const call of service.calls.filter((entry) => entry.route === 'login')) {
-    const basic = Buffer.from(call.authorization?.replace(/^Basic /, '') ?? '', 'base64').toString('utf8');
-    const user = basic.slice(0, basic.indexOf(':'));
-    logins[user] = (logins[user] ?? 0) + 1;
-  }
-  return logins;
 }
 
 /** Which users the emulator served a fleet's requests as, over all its replies. */
@@ -191,6 +181,56 @@ describe('a Redis Cluster of 3 masters', () => {
     expect(await storedOnItsNode(cluster, prefixA)).toBe(true);
     expect(await storedOnItsNode(cluster, prefixB)).toBe(true);
   }, 40_000);
+
+  it('spreads one store’s accounts over the masters: 3 processes × 6 accounts, 1 login per account, 1 token call per account per expiry, each request with its own account’s token, on one client and one subscriber per process', async () => {
+    const cluster = theCluster();
+    const { accounts, users, userOf } = fleetAccounts(6);
+    const names = Object.keys(accounts);
+    // A prefix under which the accounts' keys (hash-tagged per account) live on every master, so that the round
+    // crosses them all.
+    const pairKey = (prefix: string, name: string) => `{${prefix}#${escapeAccountName(name)}}#pair`;
+    const mastersOf = async (prefix: string) =>
+      new Set(await Promise.all(names.map(async (name) => (await cluster.masterOf(pairKey(prefix, name))).port)));
+    let prefix = `cluster-accounts:${randomUUID()}`;
+    while ((await mastersOf(prefix)).size < 3) prefix = `cluster-accounts:${randomUUID()}`;
+
+    const service = await emulator({ users });
+    const fleet = await fleets.start({
+      count: 3,
+      emulatorUrl: service.url,
+      store: clusterStore(cluster, prefix),
+      accounts,
+      nameConnections: true,
+    });
+    const { rounds, countAfterRound: tokenCallsAfterRound } = await roundsOverExpiries(fleet, service, {
+      n: 6 * names.length,
+      expiries: 2,
+      count: () => service.counters.tokenCalls,
+      burst: { accounts: names },
+    });
+
+    const total = sumBursts(rounds.flat());
+    expect(total.errors).toEqual([]);
+    expect(total).toMatchObject({ ok: 3 * 3 * 6 * names.length, failed: 0 });
+    expect(total.accounts).toEqual(Object.fromEntries(names.map((name) => [name, { [userOf[name]!]: 3 * 3 * 6 }])));
+    expect(loginsByUser(service)).toEqual(Object.fromEntries(Object.values(userOf).map((user) => [user, 1])));
+    expect(service.counters).toMatchObject({
+      logins: names.length,
+      refreshes: 2 * names.length,
+      rejected: 0,
+      tokenCalls: 3 * names.length,
+    });
+    expect(tokenCallsAfterRound).toEqual([1, 2, 3].map((round) => round * names.length));
+    expect(refreshTokensSent(service)).toEqual({ calls: 2 * names.length, distinct: 2 * names.length });
+    expect(total.events.filter((event) => event.name === 'failure' || event.name === 'lock-failed')).toEqual([]);
+    for (const name of names) {
+      const key = pairKey(prefix, name);
+      expect(await withConnection((await cluster.masterOf(key)).port, (client) => client.exists(key))).toBe(1);
+    }
+    // Each process: its cluster client's connection to each of the 3 masters, and one subscriber connection (its
+    // duplicate's), for its 6 accounts: no connection per account.
+    expect(await connectionsPerWorker(fleet, cluster.livePorts())).toEqual([4, 4, 4]);
+  }, 60_000);
 });
 
 /**

@@ -10,14 +10,19 @@ import type { RedisTokenStoreOptions } from '../lib/stores/redis.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { burst, fulfilled, until } from './helpers/flow.js';
 import {
+  accountRecord as accountRecordOf,
   expectRoundTrip,
+  HOSTILE_NAMES,
   PAIR_A,
   PAIR_B,
   STALE,
   testAccountRecord,
+  testStoreAccounts,
   testStoreLock,
   undoable,
 } from './helpers/store-contract.js';
+import type { LeaseRig } from './helpers/store-contract.js';
+import { escapeAccountName } from '../lib/stores/account-key.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 import { requireRedisServer, startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
@@ -57,7 +62,7 @@ afterEach(async () => {
 });
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const key = (name: 'pair' | 'fence' | 'lock' | 'account') => `{${prefix}}:${name}`;
+const key = (name: 'pair' | 'fence' | 'lock' | 'account' | 'changed') => `{${prefix}}:${name}`;
 
 /** A new connection, as another process would have; closed after the test. */
 function connection(name?: string): Redis {
@@ -118,9 +123,12 @@ async function eventually(condition: () => Promise<boolean>, timeoutMs = 5_000):
   }
 }
 
-/** How many subscriptions Redis counts on this prefix's channels: a store listens once Redis has its SUBSCRIBE. */
+/**
+ * How many subscriptions Redis counts on this prefix's channels, its named accounts' included: a store listens once
+ * Redis has its SUBSCRIBE.
+ */
 async function subscriptions(): Promise<number> {
-  const channels = (await redis.call('PUBSUB', 'CHANNELS', `{${prefix}}*`)) as string[];
+  const channels = (await redis.call('PUBSUB', 'CHANNELS', `{${prefix}[#}]*`)) as string[];
   if (channels.length === 0) return 0;
   const counts = (await redis.call('PUBSUB', 'NUMSUB', ...channels)) as Array<string | number>;
   return counts.filter((_, index) => index % 2 === 1).reduce<number>((sum, count) => sum + Number(count), 0);
@@ -201,19 +209,24 @@ describe('RedisTokenStore: keys and values', () => {
   });
 });
 
+/** The lease at the lock key that `lockKey()` names, as the lock contract sees it. */
+function leaseAt(lockKey: () => string): LeaseRig {
+  return {
+    where: lockKey,
+    owner: () => redis.get(lockKey()),
+    ttlLeft: () => redis.pttl(lockKey()),
+    // A killed holder's key expires with its lease, as nobody extends it.
+    plant: async (owner, holder) =>
+      void (await redis.set(lockKey(), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
+    // Its holder stalled past its lease: the key is gone.
+    lapse: async () => void (await redis.del(lockKey())),
+  };
+}
+
 testStoreLock('RedisTokenStore', {
   open: (timings) => store(timings),
   fences: 'every grant',
-  lease: {
-    where: () => key('lock'),
-    owner: () => redis.get(key('lock')),
-    ttlLeft: () => redis.pttl(key('lock')),
-    // A killed holder's key expires with its lease, as nobody extends it.
-    plant: async (owner, holder) =>
-      void (await redis.set(key('lock'), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
-    // Its holder stalled past its lease: the key is gone.
-    lapse: async () => void (await redis.del(key('lock'))),
-  },
+  lease: leaseAt(() => key('lock')),
 });
 
 describe('RedisTokenStore: pub/sub', () => {
@@ -376,7 +389,11 @@ describe('RedisTokenStore: when Redis fails', () => {
       return { api, auth };
     });
     const failures: string[] = [];
-    for (const { auth } of holders) auth.on('failure', (event) => failures.push(event.error.message));
+    const warnings: string[] = [];
+    for (const { auth } of holders) {
+      auth.on('failure', (event) => failures.push(event.error.message));
+      auth.on('warning', (event) => warnings.push(event.code));
+    }
     for (const { api } of holders) await api.get('/warm');
     expect(service.counters.logins).toBe(1);
 
@@ -399,16 +416,26 @@ describe('RedisTokenStore: when Redis fails', () => {
     expect(fulfilled(results)).toBe(80);
     expect(Math.max(...latencies)).toBeLessThan(3_000);
     // Each holder asked the lock once, heard nothing within `storeTimeoutMs` (a third of `tokenTimeoutMs`), said
-    // so, and renewed without the store: one refresh; the two holders that sent the refresh token it had just spent
-    // were refused and logged in. That is what a silent store costs.
+    // so, and got a pair of its own with one login rather than send the refresh token they share, which another
+    // may have spent meanwhile: no refresh token refused. That is what a silent store costs.
     expect(
       failures.filter((message) => /got no answer to a try within 1000 ms .*not found busy/.test(message)),
     ).toHaveLength(3);
     expect(failures.filter((message) => message.includes('still held by another process'))).toEqual([]);
-    expect(service.counters).toMatchObject({ logins: 3, refreshes: 1, rejected: 2 });
+    expect(service.counters).toMatchObject({ logins: 4, refreshes: 0, rejected: 0 });
+    expect(warnings).toEqual(['STORE_LOCK_MISSED', 'STORE_LOCK_MISSED', 'STORE_LOCK_MISSED']);
     // The tries Redis answered after its pause granted locks nobody waited for any more: they were released.
     await Promise.all(holders.map(({ auth }) => auth.flush()));
     await until(async () => (await redis.exists(key('lock'))) === 0, 5_000);
+
+    // Once Redis answers, the next expiry brings every holder back on one pair: one token call, with the refresh token
+    // of the pair stored before the pause (nobody spent it), and no holder's own pair written.
+    service.expireAccessTokens();
+    expect(fulfilled(await burst(30, (i) => holders[i % 3]!.api.get(`/after/${i}`)))).toBe(30);
+    await Promise.all(holders.map(({ auth }) => auth.flush()));
+    expect(service.counters).toMatchObject({ logins: 4, refreshes: 1, rejected: 0 });
+    const stored = await Promise.all(holders.map(({ auth }) => auth.getTokens()));
+    expect(new Set(stored.map((pair) => pair?.access)).size).toBe(1);
   });
 
   it('ends a wait for the lock without taking it when another holder stores a newer pair (pub/sub, or the read of a refused try)', async () => {
@@ -604,3 +631,170 @@ describe.each([
 });
 
 testAccountRecord('RedisTokenStore', { open: () => store(), fences: 'every grant' });
+
+/** A named account's key, as RedisTokenStore.forAccount documents it: `{prefix#escaped name}#pair`, … */
+const accountKey = (name: string, what: 'pair' | 'fence' | 'lock' | 'account' | 'changed') =>
+  `{${prefix}#${escapeAccountName(name)}}#${what}`;
+
+testStoreAccounts('RedisTokenStore', {
+  open: (timings) => store({ ...timings, pubsub: true }),
+  fences: 'every grant',
+  record: true,
+  lease: (name) => leaseAt(() => accountKey(name, 'lock')),
+  listening: (count) => eventually(async () => (await subscriptions()) === count),
+});
+
+/** Every key of this test's prefix, its named accounts' included, as SCAN finds them on the server. */
+async function scanned(): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `{${prefix}[#}]*`, 'COUNT', 1_000);
+    found.push(...batch);
+    cursor = next;
+  } while (cursor !== '0');
+  return found.sort();
+}
+
+describe('RedisTokenStore: named accounts', () => {
+  /** The connections' lines of CLIENT LIST whose name is `name`. */
+  const connectionsNamed = async (name: string): Promise<string[]> =>
+    ((await redis.client('LIST')) as string).split('\n').filter((line) => line.includes(` name=${name} `));
+  /** How many channels the connection of that line is subscribed to. */
+  const channelsOf = (line: string | undefined) => Number(/ sub=(\d+) /.exec(line ?? '')?.[1] ?? NaN);
+
+  it('keeps exactly the keys {prefix#name}#pair, #fence, #lock and #account, the name escaped, and none of the default account', async () => {
+    const name = 'tenant:{42}/../a.lock';
+    const escaped = 'tenant%3A%7B42%7D%2F%2E%2E%2Fa%2Elock';
+    const tenant = store().forAccount(name);
+    const lock = await tenant.lock();
+    await tenant.set(PAIR_A, lock.fence);
+    await tenant.setAccount(accountRecordOf());
+
+    expect(await scanned()).toEqual(
+      ['account', 'fence', 'lock', 'pair'].map((what) => `{${prefix}#${escaped}}#${what}`),
+    );
+    await lock.release();
+    expect(await scanned()).toEqual(['account', 'fence', 'pair'].map((what) => `{${prefix}#${escaped}}#${what}`));
+    expect(await store().get()).toBeNull();
+  });
+
+  it('writes every hostile name’s keys under its own escaped name, and each reads its own', async () => {
+    for (const name of HOSTILE_NAMES) await store().forAccount(name).set({ access: name });
+
+    const written = await scanned();
+    expect(written).toEqual(HOSTILE_NAMES.map((name) => accountKey(name, 'pair')).sort());
+    expect(written.every((each) => /^\{[^#{}]+#([A-Za-z0-9_-]|%[0-9A-F]{2})+\}#pair$/.test(each))).toBe(true);
+    for (const name of HOSTILE_NAMES) expect(await store().forAccount(name).get()).toEqual({ access: name });
+  });
+
+  it('never shares a key with a default account, whatever its prefix: `a` with account `b`, and the prefix `a#b`', async () => {
+    const named = new RedisTokenStore(connection(), { prefix: `${prefix}:a` }).forAccount('b');
+    const lookalike = new RedisTokenStore(connection(), { prefix: `${prefix}:a#b` });
+    await named.set(PAIR_A);
+    await lookalike.set(PAIR_B);
+
+    expect(await named.get()).toEqual(PAIR_A);
+    expect(await lookalike.get()).toEqual(PAIR_B);
+  });
+
+  it('refuses at forAccount a prefix holding `#`, naming `prefix` and the fix, and a name that is no string', () => {
+    const hashed = new RedisTokenStore(connection(), { prefix: 'tokens#orders' });
+    expect(() => hashed.forAccount('alice')).toThrow(TypeError);
+    expect(() => hashed.forAccount('alice')).toThrow(
+      'RedisTokenStore: `prefix` "tokens#orders" holds `#`, which separates an account\'s name in its keys, so that two ' +
+        'accounts could share keys: give the store a prefix without `#` to keep named accounts in it.',
+    );
+    expect(() => store().forAccount('')).toThrow(
+      /^RedisTokenStore\.forAccount: the account's name must be a non-empty string/,
+    );
+  });
+
+  it('serves the default account and several named ones on one subscriber connection, one channel each', async () => {
+    const subscriberName = `accounts-subscriber-${serial}`;
+    const client = connection();
+    const subscriber = connection(subscriberName);
+    const parent = new RedisTokenStore(client, { prefix, subscriber });
+    undo.push(() => parent.close());
+    const names = ['alice', 'bob', 'a:b', '{c}'];
+    const heard = [listen(parent).heard, ...names.map((name) => listen(parent.forAccount(name)).heard)];
+    await eventually(async () => channelsOf((await connectionsNamed(subscriberName))[0]) === 5);
+
+    expect(await connectionsNamed(subscriberName)).toHaveLength(1);
+    const channels = (await redis.call('PUBSUB', 'CHANNELS', `{${prefix}*`)) as string[];
+    expect(channels.sort()).toEqual([key('changed'), ...names.map((name) => accountKey(name, 'changed'))].sort());
+
+    // Another process writes each account: each hears its own.
+    const writer = new RedisTokenStore(connection(), { prefix });
+    for (const [index, name] of names.entries()) await writer.forAccount(name).set({ access: `access-${index}` });
+    await writer.set(PAIR_A);
+    await until(() => heard.every((each) => each.length === 1), 5_000);
+    expect(heard).toEqual([[PAIR_A], ...names.map((_, index) => [{ access: `access-${index}` }])]);
+  });
+
+  it('lets an account’s channel go with its last listener, and with a lock wait that has ended', async () => {
+    const subscriberName = `accounts-subscriber-${serial}`;
+    const parent = new RedisTokenStore(connection(), { prefix, subscriber: connection(subscriberName) });
+    undo.push(() => parent.close());
+    const channels = async () => channelsOf((await connectionsNamed(subscriberName))[0]);
+    const first = listen(parent.forAccount('alice'));
+    const second = listen(parent.forAccount('alice'));
+    const other = listen(parent.forAccount('bob'));
+    await eventually(async () => (await channels()) === 2);
+
+    first.stop();
+    // Alice is still heard: a listener of hers is left.
+    await store().forAccount('alice').set(PAIR_A);
+    await until(() => second.heard.length === 1, 5_000);
+    second.stop();
+    other.stop();
+    await eventually(async () => (await channels()) === 0);
+
+    // A lock of an account nobody listens to listens while it waits, and not after.
+    const lock = await parent.forAccount('carol').lock();
+    await lock.release();
+    await eventually(async () => (await channels()) === 0);
+  });
+
+  it('stops every account listening when the store is closed', async () => {
+    const subscriberName = `accounts-subscriber-${serial}`;
+    const parent = new RedisTokenStore(connection(), { prefix, subscriber: connection(subscriberName) });
+    listen(parent);
+    listen(parent.forAccount('alice'));
+    await eventually(async () => channelsOf((await connectionsNamed(subscriberName))[0]) === 2);
+
+    await parent.close();
+
+    expect(channelsOf((await connectionsNamed(subscriberName))[0])).toBe(0);
+  });
+
+  it('with the plugin, keeps the channels of the accounts it holds alone: a dropped account’s goes', async () => {
+    const users = { ops: 'ops-password', a: 'pw-a', b: 'pw-b', c: 'pw-c', d: 'pw-d' };
+    const service = await emulator({ users });
+    const subscriberName = `accounts-subscriber-${serial}`;
+    const shared = new RedisTokenStore(connection(), { prefix, subscriber: connection(subscriberName) });
+    undo.push(() => shared.close());
+    const api = axios.create({ baseURL: service.url });
+    const auth = attachTokenAuth(api, {
+      credentials: (account) => {
+        const user = (account ?? 'ops') as keyof typeof users;
+        return { username: user, password: users[user] };
+      },
+      store: shared,
+      maxAccounts: 2,
+    });
+    undo.push(() => auth.eject());
+
+    for (const account of ['a', 'b', 'c', 'd', 'a']) {
+      const { data } = await api.get<{ user: string }>('/orders', { account });
+      expect(data.user).toBe(account);
+    }
+
+    // The default account's channel, and those of the two accounts held (d and a); b's and c's went with them.
+    const subscribed = async () => ((await redis.call('PUBSUB', 'CHANNELS', `{${prefix}*`)) as string[]).sort();
+    await eventually(async () => (await subscribed()).length === 3);
+    expect(await subscribed()).toEqual([key('changed'), accountKey('a', 'changed'), accountKey('d', 'changed')].sort());
+    // Account a came back after it was dropped, and found its pair in Redis: one login per account.
+    expect(service.counters.logins).toBe(4);
+  });
+});

@@ -101,6 +101,18 @@ describe.each(STORES)('two holders of %s', (_name, makeStore) => {
     expect([a.auth.stats().failures, b.auth.stats().failures]).toEqual([1, 0]);
   });
 
+  it('the refused holder reads its own pause back from the store as its own, not as another holder’s', async () => {
+    const service = await emulator();
+    const [a] = both(holders(service, await makeStore(), { credentials: { username: E2E_USER, password: 'wrong' } }));
+    await failureOf(a.api.get('/orders'), isTokenAuthError);
+
+    const again = await failureOf(a.api.get('/orders'), isTokenAuthError);
+
+    expect(again).toMatchObject({ code: 'LOGIN_REJECTED', status: 401 });
+    expect(again.message).toMatch(/^Automatic logins are paused until .* after this rejection, so that the account/);
+    expect(loginCalls(service)).toBe(1);
+  });
+
   it('auth.login() by hand overrides the pause, and its success lifts it for the other holder', async () => {
     const service = await emulator();
     const [a, b] = both(

@@ -3,6 +3,7 @@
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TokenAuthError } from '../lib/index.js';
 import type { TokenAuthEvents, TokenPair, TokenStore, TokenStoreLock } from '../lib/index.js';
 import { FileTokenStore } from '../lib/stores/file.js';
 import { LocklessStore } from './helpers/lockless-store.js';
@@ -78,13 +79,15 @@ describe('the plugin under a shared store', () => {
     expect(service.counters.refreshCalls).toBe(1);
   });
 
-  it('renews without the lock when it is not granted within `lockTimeoutMs`, and reports it as STORE_FAILED', async () => {
+  it('renews without the lock when it is not granted within `lockTimeoutMs`: a pair of its own, kept out of the store, and says so', async () => {
     const path = join(dir, 'tokens.json');
     // A live holder's lock that does not end while this test runs.
     await writeFile(`${path}.lock`, 'another-process');
     const { api, auth, service } = rig({ store: new FileTokenStore(path, { lockTimeoutMs: 200, lockTtlMs: 60_000 }) });
     const failures: TokenAuthEvents['failure'][] = [];
+    const warnings: TokenAuthEvents['warning'][] = [];
     auth.on('failure', (event) => failures.push(event));
+    auth.on('warning', (event) => warnings.push(event));
 
     const results = await burst(10, (i) => api.get(`/orders/${i}`));
     await auth.flush();
@@ -93,7 +96,9 @@ describe('the plugin under a shared store', () => {
     expect(service.counters.loginCalls).toBe(1);
     expect(failures.map((event) => [event.operation, event.code])).toEqual([['store', 'STORE_FAILED']]);
     expect(failures[0]!.error.message).toContain('`lockTimeoutMs`');
-    expect(await new FileTokenStore(path).get()).toEqual(await auth.getTokens());
+    expect(warnings.map((event) => event.code)).toEqual(['STORE_LOCK_MISSED']);
+    // Written without the lock, the pair could replace the one the holder of the lock is writing.
+    expect(await new FileTokenStore(path).get()).toBeNull();
   });
 
   it('takes the pair another holder stored when its refresh token was already spent by that holder, with no login', async () => {
@@ -119,6 +124,66 @@ describe('the plugin under a shared store', () => {
     expect(service.counters.loginCalls).toBe(1);
     expect(await b.auth.getTokens()).toEqual(await a.auth.getTokens());
     expect(b.auth.stats()).toMatchObject({ logins: 0, refreshes: 0, failures: 1 });
+  });
+
+  it('renews once more when its replay is refused with a pair another holder stored that has died since, and marks nothing uncured', async () => {
+    // Two holders of one file that they do not watch: the second learns of the first's pair only by reading the store.
+    const path = join(dir, 'tokens.json');
+    const first = rig({ store: new FileTokenStore(path, { watch: false }) });
+    const { service } = first;
+    const second = rig({ store: new FileTokenStore(path, { watch: false }) }, service);
+    await first.api.get('/orders');
+    await second.api.get('/orders');
+    service.expireAccessTokens();
+    await first.api.get('/orders');
+    // The pair the first holder stored dies too (a revocation, an expiry), before the second holder ever sends it.
+    service.expireAccessTokens();
+
+    const refused = await second.api.get('/orders');
+    const again = await second.api.get('/orders');
+
+    expect([refused.status, again.status]).toEqual([200, 200]);
+    // The second holder took the stored pair, was refused with it, and renewed with its refresh token, unspent.
+    expect(service.counters).toMatchObject({ loginCalls: 1, refreshCalls: 2, rejected: 0 });
+    expect(second.auth.stats()).toMatchObject({ refreshes: 1, replays: 2 });
+  });
+
+  it('fails requests at once, with no login, while the store holds a record sealed with a key this holder lacks', async () => {
+    const path = join(dir, 'tokens.json');
+    const file = new FileTokenStore(path);
+    let keyDeployed = false;
+    // The store a sealing store is to this holder while a key of `encryption.keys` is missing here.
+    const store: TokenStore = {
+      get: () => {
+        if (keyDeployed) return file.get();
+        throw new TokenAuthError(
+          'STORE_KEY_MISSING',
+          'The token store holds a record sealed with key "k2", which `encryption.keys` lacks here.',
+        );
+      },
+      set: (pair, fence) => file.set(pair, fence),
+      clear: (fence) => file.clear(fence),
+      lock: (request) => file.lock(request),
+    };
+    const { api, auth, service } = rig({ store });
+    const failures: TokenAuthEvents['failure'][] = [];
+    auth.on('failure', (event) => failures.push(event));
+
+    const refused = await Promise.allSettled([api.get('/orders'), api.get('/orders'), auth.accessToken()]);
+    await api.get('/orders').catch(() => undefined);
+
+    expect(refused.map((result) => result.status === 'rejected' && (result.reason as TokenAuthError).code)).toEqual([
+      'STORE_KEY_MISSING',
+      'STORE_KEY_MISSING',
+      'STORE_KEY_MISSING',
+    ]);
+    expect(service.counters.tokenCalls).toBe(0);
+    expect(failures.map((event) => [event.operation, event.code])).toEqual([['store', 'STORE_KEY_MISSING']]);
+    // The key deployed, the holder goes on as any other.
+    keyDeployed = true;
+    await expect(api.get('/orders')).resolves.toMatchObject({ status: 200 });
+    await auth.flush();
+    expect(service.counters.loginCalls).toBe(1);
   });
 
   it('writes in the order it obtained the pairs, even to a slow store without a lock', async () => {

@@ -5,7 +5,7 @@
 // Chromium (browser.test.ts).
 import { MemoryTokenStore } from 'axios-token-keeper';
 import { BrowserTokenStore } from 'axios-token-keeper/browser-store';
-import { testAccountRecord, testStoreLock } from './helpers/store-contract.js';
+import { testAccountRecord, testStoreAccounts, testStoreLock } from './helpers/store-contract.js';
 
 let memory: MemoryTokenStore;
 let tab: BrowserTokenStore;
@@ -29,6 +29,10 @@ testStoreLock("BrowserTokenStore, 'tab'", { open: () => tab, fences: 'past the l
 
 testAccountRecord('MemoryTokenStore', { open: () => memory, fences: 'none' });
 testAccountRecord("BrowserTokenStore, 'tab'", { open: () => tab, fences: 'past the last write' });
+
+// Each account's store (forAccount) as the store itself, and the accounts apart.
+testStoreAccounts('MemoryTokenStore', { open: () => memory, fences: 'none', record: true });
+testStoreAccounts("BrowserTokenStore, 'tab'", { open: () => tab, fences: 'past the last write', record: true });
 
 // Beyond the contract, which stores shared across processes keep too: a lock within one process is fair, and a
 // holder's release cannot end another holder's turn (both as async-mutex's Mutex, which these stores used before).

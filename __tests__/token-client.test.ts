@@ -320,6 +320,47 @@ describe('retries of token calls', () => {
   /** A connection that fails with `code`, as Node reports it. */
   const failing = (code: string): Error => Object.assign(new Error(`connect ${code} api.test`), { code });
 
+  // is-retry-allowed 2.2.0's list, through which axios-retry decided before the plugin wrote its retries out.
+  const DENIED = [
+    'ENOTFOUND',
+    'ENETUNREACH',
+    'UNABLE_TO_GET_ISSUER_CERT',
+    'UNABLE_TO_GET_CRL',
+    'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+    'UNABLE_TO_DECRYPT_CRL_SIGNATURE',
+    'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+    'CERT_SIGNATURE_FAILURE',
+    'CRL_SIGNATURE_FAILURE',
+    'CERT_NOT_YET_VALID',
+    'CERT_HAS_EXPIRED',
+    'CRL_NOT_YET_VALID',
+    'CRL_HAS_EXPIRED',
+    'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+    'ERROR_IN_CERT_NOT_AFTER_FIELD',
+    'ERROR_IN_CRL_LAST_UPDATE_FIELD',
+    'ERROR_IN_CRL_NEXT_UPDATE_FIELD',
+    'OUT_OF_MEM',
+    'DEPTH_ZERO_SELF_SIGNED_CERT',
+    'SELF_SIGNED_CERT_IN_CHAIN',
+    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    'CERT_CHAIN_TOO_LONG',
+    'CERT_REVOKED',
+    'INVALID_CA',
+    'PATH_LENGTH_EXCEEDED',
+    'INVALID_PURPOSE',
+    'CERT_UNTRUSTED',
+    'CERT_REJECTED',
+    'HOSTNAME_MISMATCH',
+  ];
+  const RETRIED = ['ECONNREFUSED', 'ECONNRESET', 'EAI_AGAIN', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ERR_NETWORK'];
+
+  it('tells the codes another try cures from those it would meet again, as is-retry-allowed did', () => {
+    const fault = (code: string) => new AxiosError(`failed with ${code}`, code);
+    expect(DENIED.filter((code) => isNetworkFault(fault(code)))).toEqual([]);
+    expect(RETRIED.filter((code) => !isNetworkFault(fault(code)))).toEqual([]);
+  });
+
   it.each(['ENOTFOUND', 'ENETUNREACH', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'HOSTNAME_MISMATCH'])(
     'does not retry a login that failed with %s, which another try would meet again',
     async (code) => {

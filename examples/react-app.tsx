@@ -1,96 +1,66 @@
-// A React app: one axios instance with the plugin for the whole app. The login form hands over the password for one
-// login only; after that the plugin keeps the tokens, and the components learn of logins and failures from events.
-// A module for your app's bundle, not a script; to try it locally, point it at `npm run emulator -- --cors`.
+// A React app whose users sign in: the access token in memory, the refresh token in an HttpOnly cookie no script can
+// read, a reload that restores the session, and a sign-out that ends it in every open tab.
+// A module for your app's bundle, not a script: it renders into <div id="root" data-api="https://api.example.com">. To
+// try it locally, set data-api to the address of `npm run emulator -- --cors --refresh-cookie`.
 import axios from 'axios';
-import { useEffect, useState } from 'react';
+import { useState, useSyncExternalStore } from 'react';
 import type { FormEvent, ReactElement } from 'react';
+import { createRoot } from 'react-dom/client';
 import { attachTokenAuth } from 'axios-token-keeper';
-import type { TokenAuthErrorCode } from 'axios-token-keeper';
 import { BrowserTokenStore } from 'axios-token-keeper/browser-store';
 
-export const api = axios.create({ baseURL: 'https://api.example.com' });
-// Every tab of the app shares the pair: one login, one renewal per expiry, and a logout in one tab signs out all.
-// The store needs the browser: with server rendering, load this module on the client only.
-const store = new BrowserTokenStore({ key: 'orders-api' });
-// No credentials kept: the form hands them to one login. When the refresh token is refused later, the plugin has
-// none, fails with NO_CREDENTIALS, and the form shows again.
-export const auth = attachTokenAuth(api, { store });
+const root = document.getElementById('root')!;
+// The page says where the API is, so that one bundle serves every deployment.
+export const api = axios.create({ baseURL: root.dataset.api ?? 'https://api.example.com' });
+export const auth = attachTokenAuth(api, {
+  refreshTokenInCookie: true,
+  // The server clears the cookie and revokes its refresh token: a session it kept would outlive the sign-out.
+  logoutRequest: () => ({ path: '/auth/api/v1/accounts/logout', withCredentials: true }),
+  // No token in storage, where an injected script could read it: the open tabs hand the access token to each other,
+  // and share in localStorage only the account's record, which tells every tab of a sign-out.
+  store: new BrowserTokenStore({ key: 'orders-api', storage: 'none' }),
+});
 
-export const logIn = (username: string, password: string): Promise<void> => auth.login({ username, password });
+// Before the first render, so that a returning user sees "Signing in…" rather than a flash of the form. A visitor
+// with no session (no cookie) lands on the form, which getState() says: nothing else to do with the rejection.
+auth.refresh().catch(() => undefined);
 
-/** Whether the app holds tokens, and the code of the last failed login, kept up to date by the plugin's events. */
-export function useTokenAuth(): { signedIn: boolean; problem: TokenAuthErrorCode | null } {
-  const [signedIn, setSignedIn] = useState(false);
-  const [problem, setProblem] = useState<TokenAuthErrorCode | null>(null);
-  useEffect(() => {
-    let mounted = true;
-    // A pair may already be in the store: one left from before, or another holder's.
-    void auth.getTokens().then((pair) => mounted && setSignedIn(pair !== null));
-    const stops = [
-      auth.on('login', () => {
-        setSignedIn(true);
-        setProblem(null);
-      }),
-      auth.on('load', () => setSignedIn(true)),
-      auth.on('logout', () => setSignedIn(false)),
-      // Another tab logged in or out: the store tells every tab.
-      store.subscribe((pair) => setSignedIn(pair !== null)),
-      // A login runs only when no usable pair is left, so a failed one leaves the user signed out.
-      auth.on('failure', ({ operation, code }) => {
-        if (operation !== 'login') return;
-        setSignedIn(false);
-        setProblem(code);
-      }),
-    ];
-    return () => {
-      mounted = false;
-      for (const stop of stops) stop();
-    };
-  }, []);
-  return { signedIn, problem };
+function SignIn({ rejected }: { rejected: boolean }): ReactElement {
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const submit = (event: FormEvent): void => {
+    event.preventDefault();
+    // A refused password shows through getState(), as the `rejected` below.
+    auth.login({ username, password }).catch(() => undefined);
+  };
+  return (
+    <form onSubmit={submit}>
+      {rejected && <p role="alert">Wrong username or password.</p>}
+      <input name="username" autoComplete="username" value={username} onChange={(e) => setUsername(e.target.value)} />
+      <input
+        name="password"
+        type="password"
+        autoComplete="current-password"
+        value={password}
+        onChange={(e) => setPassword(e.target.value)}
+      />
+      <button type="submit">Sign in</button>
+    </form>
+  );
 }
 
-const MESSAGES: Partial<Record<TokenAuthErrorCode, string>> = {
-  LOGIN_REJECTED: 'Wrong username or password.',
-  NO_CREDENTIALS: 'Your session has ended. Sign in again.',
-};
-
-export function OrdersPage(): ReactElement {
-  const { signedIn, problem } = useTokenAuth();
-  const [orders, setOrders] = useState<unknown>(null);
-
-  const submit = (event: FormEvent<HTMLFormElement>): void => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const field = (name: string): string => {
-      const value = form.get(name);
-      return typeof value === 'string' ? value : '';
-    };
-    // The failure event reports a refused login; nothing else to do with the rejection here.
-    logIn(field('username'), field('password')).catch(() => undefined);
-  };
-  const load = (): void => {
-    api.get('/allocation/api/v1/tracking/order-list').then(
-      (response) => setOrders(response.data),
-      () => setOrders(null),
-    );
-  };
-
-  if (!signedIn) {
-    return (
-      <form onSubmit={submit}>
-        {problem && <p>{MESSAGES[problem] ?? `Could not sign in (${problem}).`}</p>}
-        <input name="username" autoComplete="username" />
-        <input name="password" type="password" autoComplete="current-password" />
-        <button type="submit">Sign in</button>
-      </form>
-    );
-  }
+function App(): ReactElement {
+  const { status, error } = useSyncExternalStore(auth.subscribe, auth.getState);
+  if (status === 'signing-in') return <p role="status">Signing in…</p>;
+  // Only a refused password is the user's to fix; a service that is down is not, nor is a visitor with no session.
+  if (status === 'signed-out') return <SignIn rejected={error?.code === 'LOGIN_REJECTED'} />;
+  // `renewing` is still signed in: requests wait for the new token by themselves.
   return (
     <main>
-      <button onClick={load}>Load orders</button>
-      <button onClick={() => void auth.logout()}>Sign out</button>
-      <pre>{JSON.stringify(orders, null, 2)}</pre>
+      {/* The tokens are dropped here even when the server cannot be told; the form shows either way. */}
+      <button onClick={() => void auth.logout().catch(() => undefined)}>Sign out</button>
     </main>
   );
 }
+
+createRoot(root).render(<App />);

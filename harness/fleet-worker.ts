@@ -1,6 +1,6 @@
 /**
- * One process of a fleet (see fleet.ts): an axios instance with the plugin attached to a shared store, driven by its
- * parent over IPC. Run as `node --import tsx fleet-worker.ts` with its config, as JSON, in FLEET_WORKER_CONFIG.
+ * One process of a fleet (see fleet.ts): an axios instance with the plugin attached to a shared store, for the default
+ * account and the named ones of its config, driven by its parent over IPC. Run as `node --import tsx fleet-worker.ts` with its config, as JSON, in FLEET_WORKER_CONFIG.
  *
  * It never prints a token: what it reports are counts, timings, event names and error codes and messages, and those
  * pass through `mask` first in case a message quotes something it should not.
@@ -14,7 +14,7 @@ import { FileTokenStore } from '../lib/stores/file.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisClientLike, RedisSubscriberLike } from '../lib/stores/redis.js';
 import { E2E_PASSWORD, E2E_USER } from './account.js';
-import { maskSecrets } from './fleet.js';
+import { connectionNameOf, DEFAULT_ACCOUNT, maskSecrets } from './fleet.js';
 import { isLockScript, openRedis } from './redis-clients.js';
 import type { FleetEvent, ParentMessage, RedisClientSettings, WorkerConfig, WorkerMessage } from './fleet.js';
 
@@ -56,7 +56,7 @@ function record(event: FleetEvent): void {
 
 /**
  * The store, with its lock reported: the parent learns which process holds the lock (to kill it there) and when
- * each waited and got it. Everything else goes straight through.
+ * each waited and got it. Everything else goes straight through; a named account's store is reported the same way.
  */
 function reporting(store: TokenStore, shareAccount: boolean): TokenStore {
   const wrapped: TokenStore = {
@@ -64,6 +64,7 @@ function reporting(store: TokenStore, shareAccount: boolean): TokenStore {
     set: (pair, fence) => store.set(pair, fence),
     clear: (fence) => store.clear(fence),
   };
+  if (store.forAccount) wrapped.forAccount = (name) => reporting(store.forAccount!(name), shareAccount);
   if (store.subscribe) wrapped.subscribe = (listener) => store.subscribe!(listener);
   // The account's record: a wrapper that dropped these would leave each process its own guards.
   if (shareAccount && store.getAccount && store.setAccount) {
@@ -150,7 +151,8 @@ function redisOptions(settings: RedisClientSettings = {}): RedisOptions {
 async function main(): Promise<void> {
   const config = readConfig();
   const account = config.account ?? { username: E2E_USER, password: E2E_PASSWORD };
-  passwords.push(account.password);
+  const accounts = config.accounts ?? {};
+  passwords.push(account.password, ...Object.values(accounts).map((each) => each.password));
   const closers: Array<() => Promise<unknown>> = [];
   let store: FileTokenStore | RedisTokenStore;
   let subscribed: Promise<unknown>[] = [];
@@ -162,13 +164,14 @@ async function main(): Promise<void> {
     });
   } else {
     const { store: settings } = config;
+    const name = config.nameConnections ? { name: connectionNameOf(process.pid) } : {};
     const connections = await openRedis(
       settings.driver ?? { library: 'ioredis' },
       settings.kind === 'redis' ? { url: settings.url } : { nodes: settings.nodes },
       settings.kind === 'redis'
         ? // No retries of commands across a reconnect: a test wants to see a store failure, not a hidden delay.
-          { subscriber: settings.pubsub, ioredis: redisOptions(settings.client) }
-        : { subscriber: settings.pubsub, ...(settings.client && { ioredisCluster: settings.client }) },
+          { subscriber: settings.pubsub, ioredis: redisOptions(settings.client), ...name }
+        : { subscriber: settings.pubsub, ...(settings.client && { ioredisCluster: settings.client }), ...name },
     );
     closers.push(() => connections.close());
     countLockTries(connections.client);
@@ -185,7 +188,10 @@ async function main(): Promise<void> {
 
   const api = axios.create({ baseURL: config.emulatorUrl });
   const auth = attachTokenAuth(api, {
-    credentials: { username: account.username, password: account.password },
+    credentials: (name) => {
+      const who = name === undefined ? account : accounts[name];
+      return who && { username: who.username, password: who.password };
+    },
     store: reporting(store, config.shareAccount ?? true),
     tokenRetryDelayMs: config.tokenRetryDelayMs ?? 5,
     ...(config.tokenTimeoutMs !== undefined && { tokenTimeoutMs: config.tokenTimeoutMs }),
@@ -193,9 +199,15 @@ async function main(): Promise<void> {
     ...(config.tokenRetries !== undefined && { tokenRetries: config.tokenRetries }),
     ...(config.loginCooldownMs !== undefined && { loginCooldownMs: config.loginCooldownMs }),
   });
-  auth.on('login', ({ reason, durationMs }) => record({ name: 'login', at: Date.now(), reason, durationMs }));
-  auth.on('refresh', ({ reason, durationMs }) => record({ name: 'refresh', at: Date.now(), reason, durationMs }));
+  const ofAccount = (name: string | undefined) => (name === undefined ? {} : { account: name });
+  auth.on('login', ({ reason, durationMs, account: name }) =>
+    record({ name: 'login', at: Date.now(), reason, durationMs, ...ofAccount(name) }),
+  );
+  auth.on('refresh', ({ reason, durationMs, account: name }) =>
+    record({ name: 'refresh', at: Date.now(), reason, durationMs, ...ofAccount(name) }),
+  );
   auth.on('load', () => record({ name: 'load', at: Date.now() }));
+  auth.on('warning', ({ code }) => record({ name: 'warning', at: Date.now(), code }));
   auth.on('failure', ({ operation, code, error }) =>
     record({ name: 'failure', at: Date.now(), operation, code, message: describeError(error) }),
   );
@@ -203,19 +215,23 @@ async function main(): Promise<void> {
   // The store subscribed when the plugin attached: ready once Redis has answered that SUBSCRIBE.
   await Promise.all(subscribed);
 
-  const burst = async (id: number, n: number, path: string): Promise<void> => {
+  const burst = async (id: number, n: number, path: string, named: Array<string | null>): Promise<void> => {
     const before = auth.stats().replays;
     const startedAt = Date.now();
     const latenciesMs: number[] = new Array<number>(n).fill(0);
     const errors: string[] = [];
     const users: Record<string, number> = {};
+    const byAccount: Record<string, Record<string, number>> = {};
     const outcomes = await Promise.all(
       Array.from({ length: n }, async (_, i) => {
         const started = performance.now();
+        const name = named.length === 0 ? null : named[i % named.length]!;
         try {
-          const { data } = await api.get<{ user?: unknown }>(`${path}/${i}`);
+          const { data } = await api.get<{ user?: unknown }>(`${path}/${i}`, name === null ? {} : { account: name });
           const user = String(data?.user);
           users[user] = (users[user] ?? 0) + 1;
+          const served = (byAccount[name ?? DEFAULT_ACCOUNT] ??= {});
+          served[user] = (served[user] ?? 0) + 1;
           return true;
         } catch (error) {
           errors.push(describeError(error));
@@ -240,6 +256,7 @@ async function main(): Promise<void> {
       latenciesMs,
       slowestMs: Math.max(0, ...latenciesMs),
       users,
+      accounts: byAccount,
       lockGrants: grants,
       lockRefused: refused,
       replays: stats.replays - before,
@@ -264,7 +281,8 @@ async function main(): Promise<void> {
   };
 
   process.on('message', (message: ParentMessage) => {
-    if (message.type === 'burst') void burst(message.id, message.n, message.path ?? '/api/things');
+    if (message.type === 'burst')
+      void burst(message.id, message.n, message.path ?? '/api/things', message.accounts ?? []);
     else if (message.type === 'exit') void exit();
   });
   send({ type: 'ready', pid: process.pid });

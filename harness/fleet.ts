@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
-import type { RenewalReason, TokenAuthErrorCode, TokenAuthStats } from '../lib/index.js';
+import type { RenewalReason, TokenAuthErrorCode, TokenAuthStats, TokenAuthWarningCode } from '../lib/index.js';
 import { E2E_PASSWORD } from './account.js';
 import type { RedisClientChoice } from './redis-clients.js';
 
@@ -116,7 +116,19 @@ export interface FleetLockTimings {
 export interface WorkerConfig {
   emulatorUrl: string;
   store: FleetStoreConfig;
+  /** Who the default account logs in as. */
   account?: FleetAccount;
+  /**
+   * The named accounts the worker serves besides the default one, by name, and who each logs in as: a burst's
+   * requests name them (`BurstOptions.accounts`), and the store keeps each with its `forAccount(name)`.
+   * @default none
+   */
+  accounts?: Record<string, FleetAccount>;
+  /**
+   * Names the worker's Redis connections {@link connectionNameOf} its pid (`CLIENT SETNAME`), so that a test counts
+   * them in `CLIENT LIST`. @default false
+   */
+  nameConnections?: boolean;
   lock?: FleetLockTimings;
   /** The plugin's `tokenRetryDelayMs`. @default 5 */
   tokenRetryDelayMs?: number;
@@ -140,7 +152,8 @@ export interface WorkerConfig {
  * use of the store's lock. No token in any of them.
  */
 export type FleetEvent =
-  | { name: 'login' | 'refresh'; at: number; reason: RenewalReason; durationMs: number }
+  /** `account` names a named account's; absent for the default one's, as in the plugin's events. */
+  | { name: 'login' | 'refresh'; at: number; reason: RenewalReason; durationMs: number; account?: string }
   | { name: 'load'; at: number }
   | {
       name: 'failure';
@@ -156,7 +169,9 @@ export type FleetEvent =
   /** `lock()` rejected (its `lockTimeoutMs` passed, or the store failed): the plugin renews without the lock. */
   | { name: 'lock-failed'; at: number; message: string }
   /** The plugin gave up waiting for the lock (its request's signal aborted: another holder's newer pair arrived). */
-  | { name: 'lock-abandoned'; at: number };
+  | { name: 'lock-abandoned'; at: number }
+  /** The plugin's `warning` event, by its code. */
+  | { name: 'warning'; at: number; code: TokenAuthWarningCode };
 
 /** A worker's answer to a burst. */
 export interface BurstReply {
@@ -171,6 +186,11 @@ export interface BurstReply {
   slowestMs: number;
   /** Answers by the user the emulator served them as (its echo's `user`): whose token went out. */
   users: Record<string, number>;
+  /**
+   * The same by the account each request named ({@link DEFAULT_ACCOUNT} for the default one): the users each
+   * account's requests were served as, which is one user when every request carried its own account's token.
+   */
+  accounts: Record<string, Record<string, number>>;
   /**
    * Tries at the Redis lock since the worker's previous reply (its LOCK script's answers): granted, and refused
    * because another process held it. 0 for a file store.
@@ -190,7 +210,16 @@ export interface BurstReply {
   finishedAt: number;
 }
 
-export type ParentMessage = { type: 'burst'; id: number; n: number; path?: string } | { type: 'exit' };
+export type ParentMessage =
+  { type: 'burst'; id: number; n: number; path?: string; accounts?: Array<string | null> } | { type: 'exit' };
+
+/** How {@link BurstReply.accounts} names the default account. */
+export const DEFAULT_ACCOUNT = '(default)';
+
+/** The name a worker gives its Redis connections, with `nameConnections`. */
+export function connectionNameOf(pid: number): string {
+  return `token-keeper-fleet-${pid}`;
+}
 
 export type WorkerMessage = { type: 'ready'; pid: number } | { type: 'event'; event: FleetEvent } | BurstReply;
 
@@ -233,6 +262,11 @@ export interface FleetOptions extends WorkerConfig {
 export interface BurstOptions {
   /** Requests go to `${path}/${i}`. @default '/api/things' */
   path?: string;
+  /**
+   * The account of request `i` is `accounts[i % accounts.length]` (undefined: the default one), each a name in the
+   * worker's `accounts`. @default every request the default account's
+   */
+  accounts?: ReadonlyArray<string | undefined>;
   /** How long to wait for the reply before failing. @default 60_000 */
   timeoutMs?: number;
 }
@@ -287,7 +321,11 @@ export class FleetWorker {
     readonly index: number,
     config: WorkerConfig,
   ) {
-    this.passwords = [E2E_PASSWORD, ...(config.account ? [config.account.password] : [])];
+    this.passwords = [
+      E2E_PASSWORD,
+      ...(config.account ? [config.account.password] : []),
+      ...Object.values(config.accounts ?? {}).map((account) => account.password),
+    ];
     this.process = spawn(process.execPath, ['--import', 'tsx', WORKER_FILE], {
       cwd: ROOT,
       env: { ...process.env, FLEET_WORKER_CONFIG: JSON.stringify(config) },
@@ -350,7 +388,13 @@ export class FleetWorker {
   burst(n: number, options: BurstOptions = {}): Promise<BurstReply> {
     if (!this.alive) return Promise.reject(this.exitError('before this burst'));
     const id = this.nextId++;
-    const message: ParentMessage = { type: 'burst', id, n, ...(options.path !== undefined && { path: options.path }) };
+    const message: ParentMessage = {
+      type: 'burst',
+      id,
+      n,
+      ...(options.path !== undefined && { path: options.path }),
+      ...(options.accounts && { accounts: options.accounts.map((account) => account ?? null) }),
+    };
     const timeoutMs = options.timeoutMs ?? 60_000;
     const reply = new Promise<BurstReply>((resolveReply, rejectReply) => {
       this.waiting.set(id, { resolve: resolveReply, reject: rejectReply });
@@ -553,6 +597,8 @@ export function sumBursts(replies: readonly BurstReply[]): {
   lockRefused: number;
   /** The slowest request of them all. */
   slowestMs: number;
+  /** By account, the users its requests were served as, over every reply. */
+  accounts: Record<string, Record<string, number>>;
 } {
   const sum = (count: (reply: BurstReply) => number): number =>
     replies.reduce((total, reply) => total + count(reply), 0);
@@ -565,6 +611,13 @@ export function sumBursts(replies: readonly BurstReply[]): {
     lockGrants: sum((reply) => reply.lockGrants),
     lockRefused: sum((reply) => reply.lockRefused),
     slowestMs: Math.max(0, ...replies.map((reply) => reply.slowestMs)),
+    accounts: replies.reduce<Record<string, Record<string, number>>>((all, reply) => {
+      for (const [account, users] of Object.entries(reply.accounts)) {
+        const served = (all[account] ??= {});
+        for (const [user, count] of Object.entries(users)) served[user] = (served[user] ?? 0) + count;
+      }
+      return all;
+    }, {}),
   };
 }
 

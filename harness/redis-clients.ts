@@ -65,6 +65,11 @@ export interface RedisOpenOptions {
   ioredis?: RedisOptions;
   /** ioredis options of a cluster. */
   ioredisCluster?: ClusterOptions;
+  /**
+   * The name of every connection opened, the subscriber's and a cluster's to each node included (`CLIENT SETNAME`),
+   * so that `CLIENT LIST` tells one process's connections from the others'. @default none
+   */
+  name?: string;
 }
 
 /** The connections opened, as the store takes them, and what ends them. */
@@ -98,7 +103,7 @@ export async function openRedis(
   options: RedisOpenOptions = {},
 ): Promise<RedisConnections> {
   if (choice.library === 'ioredis' || choice.library === 'ioredis6') return openIoredis(choice, target, options);
-  const client = await nodeRedisClient(choice, target);
+  const client = await nodeRedisClient(choice, target, options.name);
   // node-redis emits every connection error as an 'error' event, which ends the process without a listener; the
   // store sees each failed command anyway.
   client.on('error', () => undefined);
@@ -137,13 +142,15 @@ async function openIoredis(
   // The two majors' classes differ only in types this harness does not use (their connectors').
   const library = (choice.library === 'ioredis' ? await import('ioredis') : await import('ioredis6')) as IoredisModule;
   const protocol = choice.resp === undefined ? {} : { protocol: choice.resp };
+  // duplicate() copies it, to the subscriber.
+  const named = options.name === undefined ? {} : { connectionName: options.name };
   const client =
     'url' in target
-      ? new library.default(target.url, { lazyConnect: true, ...protocol, ...options.ioredis })
+      ? new library.default(target.url, { lazyConnect: true, ...protocol, ...named, ...options.ioredis })
       : new library.Cluster([...target.nodes], {
           lazyConnect: true,
           ...options.ioredisCluster,
-          redisOptions: { ...protocol, ...options.ioredisCluster?.redisOptions },
+          redisOptions: { ...protocol, ...named, ...options.ioredisCluster?.redisOptions },
         });
   await client.connect();
   const subscriber = options.subscriber ? client.duplicate() : undefined;
@@ -157,21 +164,32 @@ async function openIoredis(
   };
 }
 
-async function nodeRedisClient(choice: RedisClientChoice, target: RedisTarget): Promise<NodeRedisConnection> {
+async function nodeRedisClient(
+  choice: RedisClientChoice,
+  target: RedisTarget,
+  name: string | undefined,
+): Promise<NodeRedisConnection> {
   const rootNodes = 'nodes' in target ? target.nodes.map((node) => ({ url: `redis://${node.host}:${node.port}` })) : [];
   const resp = choice.resp === undefined ? {} : { RESP: choice.resp };
+  // duplicate() copies it, to the subscriber; a cluster gives its node connections its defaults.
+  const named = name === undefined ? {} : { name };
+  const defaults = name === undefined ? {} : { defaults: { name } };
   switch (choice.library) {
     case 'redis4': {
       const { createClient, createCluster } = await import('redis4');
-      return 'url' in target ? createClient({ url: target.url }) : createCluster({ rootNodes });
+      return 'url' in target ? createClient({ url: target.url, ...named }) : createCluster({ rootNodes, ...defaults });
     }
     case 'redis5': {
       const { createClient, createCluster } = await import('redis5');
-      return 'url' in target ? createClient({ url: target.url, ...resp }) : createCluster({ rootNodes, ...resp });
+      return 'url' in target
+        ? createClient({ url: target.url, ...resp, ...named })
+        : createCluster({ rootNodes, ...resp, ...defaults });
     }
     case 'redis6': {
       const { createClient, createCluster } = await import('redis6');
-      return 'url' in target ? createClient({ url: target.url, ...resp }) : createCluster({ rootNodes, ...resp });
+      return 'url' in target
+        ? createClient({ url: target.url, ...resp, ...named })
+        : createCluster({ rootNodes, ...resp, ...defaults });
     }
     default:
       throw new TypeError(`${choice.library} is no node-redis.`);

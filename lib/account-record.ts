@@ -29,7 +29,8 @@ export function accountRecordIn(data: unknown): AccountRecord | undefined {
       isNumber(pause.rejections) &&
       typeof pause.code === 'string' &&
       typeof pause.message === 'string' &&
-      (pause.status === undefined || isNumber(pause.status)));
+      (pause.status === undefined || isNumber(pause.status)) &&
+      (pause.by === undefined || typeof pause.by === 'string'));
   const refusals = record.refusals as Partial<Record<keyof RefusalMemory, unknown>> | null | undefined;
   const refusalsOk =
     typeof refusals === 'object' &&

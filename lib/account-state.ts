@@ -17,6 +17,13 @@ export interface PairInUse {
   readonly generation: number;
   /** When it is renewed before being sent: its expiry less the margin its lifetime gives. */
   readonly renewAt: number;
+  /**
+   * Obtained while the store's lock could not be taken, and kept out of the store: this holder alone holds it, so its
+   * refresh token is this holder's to spend, and the store's pair replaces it as soon as the store answers.
+   */
+  readonly alone: boolean;
+  /** Taken from another holder (the store), not obtained by a token call of this holder's. */
+  readonly taken: boolean;
 }
 
 /** What a renewal (or the store's fence) says of a pair offered to {@link AccountState.accepts}. */
@@ -123,10 +130,16 @@ export class AccountState {
     return !renewing && (!inUse || this.expired(inUse));
   }
 
-  /** Uses `pair` from now on; `fromStore` when another holder obtained it. */
-  use(pair: TokenPair, fromStore: boolean): PairInUse {
+  /** Uses `pair` from now on; `fromStore` when another holder obtained it; `alone` as {@link PairInUse.alone}. */
+  use(pair: TokenPair, fromStore: boolean, alone = false): PairInUse {
     this.generation += 1;
-    const inUse: PairInUse = { pair, generation: this.generation, renewAt: this.renewAt(pair) };
+    const inUse: PairInUse = {
+      pair,
+      generation: this.generation,
+      renewAt: this.renewAt(pair),
+      alone,
+      taken: fromStore,
+    };
     this.giveUp();
     this.inUse = inUse;
     // A pair in use, from this holder or another, is a sign-in: whoever signed out is signed in again.
@@ -135,13 +148,13 @@ export class AccountState {
     return inUse;
   }
 
-  /** Forgets the pair in use, so that no request carries it again. */
-  drop(): void {
+  /** Forgets the pair in use, so that no request carries it again; `fromStore` when another holder dropped it. */
+  drop(fromStore = false): void {
     if (!this.inUse) return;
     this.giveUp();
     this.inUse = null;
     this.generation += 1;
-    this.onUse(null, false);
+    this.onUse(null, fromStore);
   }
 
   /** `auth.logout()`: the pair dropped, and no token fetched by itself until a sign-in (a pair taken into use). */

@@ -36,8 +36,13 @@ export interface Ticket {
   readonly generation: number;
   readonly failures: number;
   readonly epoch: number;
-  /** The request is a replay: its refusal goes to the caller, or once more with a pair others' renewals brought. */
-  readonly replay: boolean;
+  /**
+   * How many times the request went again before this send (0: its first). A replay's refusal goes to the caller, or
+   * once more with a pair others' renewals brought.
+   */
+  readonly replays: number;
+  /** The pair was taken from another holder (the store), not obtained by a token call of this holder's. */
+  readonly taken: boolean;
 }
 
 /**
@@ -135,9 +140,10 @@ export class Account implements TokenAuthAccount {
   // ---- What the replays ask of the account after a refusal (replay.ts decides).
 
   /** The ticket of a request that leaves now with `inUse`. */
-  ticket(inUse: PairInUse, replay: boolean): Ticket {
+  ticket(inUse: PairInUse, replays: number): Ticket {
     const { renewals } = this;
-    return { account: this, generation: inUse.generation, failures: renewals.failures, epoch: renewals.epoch, replay };
+    const { generation, taken } = inUse;
+    return { account: this, generation, failures: renewals.failures, epoch: renewals.epoch, replays, taken };
   }
 
   /** Brings the guards up to what any holder of a shared store found (a refusal about to renew). */
@@ -319,6 +325,9 @@ export class Account implements TokenAuthAccount {
     // holder's tells the state once, as it ends, not as it takes its pair.
     if (pair) this.signIn.failed(undefined, false);
     if (!this.renewals.renewal) this.signIn.update();
+    // Dropped by another holder: perhaps its logout, which the record says; read now, a request that follows fails at
+    // once rather than after a turn at the lock.
+    if (!pair && fromStore && this.account.shared) void this.record.consult();
   }
 
   /** Tells the server of the logout through `logoutRequest`, once; a failure is reported and thrown, after it. */

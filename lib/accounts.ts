@@ -98,7 +98,15 @@ export class Accounts {
         `The \`store\` keeps one account (it has no \`forAccount(name)\`), so account "${name}" cannot be kept there; ` +
           'nothing was sent. Use a store of this package (memory, file, Redis, browser), or give yours `forAccount`.',
       );
-    return store.forAccount(name);
+    try {
+      return store.forAccount(name);
+    } catch (error) {
+      throw new TokenAuthError(
+        'ACCOUNT_INVALID',
+        `The \`store\` refused account "${name}" (its \`forAccount\` threw); nothing was sent. See \`cause\`.`,
+        { cause: error },
+      );
+    }
   }
 
   /** At `maxAccounts`, drops the least recently used idle account; one in use stays, past the bound if it must. */

@@ -137,11 +137,11 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     account: Account,
   ): Promise<AxiosResponse> => {
     const ready = account.ready(config);
-    if (ready) return attempt(adapter, config, account.ticket(ready, false), ready, false);
+    if (ready) return attempt(adapter, config, account.ticket(ready, 0), ready, false);
     return account.grant(config).then(
       (granted) => {
         const inUse = account.freshest(granted);
-        return attempt(adapter, config, account.ticket(inUse, false), inUse, true);
+        return attempt(adapter, config, account.ticket(inUse, 0), inUse, true);
       },
       (error: unknown) => {
         throw isAxiosError(error) ? account.secrets.axiosError(error) : error;
@@ -163,15 +163,16 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     resolved.applyToken(config, inUse.pair.access);
     const sent = waited ? sendWithin(adapter, config) : adapter(config);
     // A replay accepted is a renewal that cured a refusal, which the back-off waits for; a first send is not.
-    const answered = ticket.replay
-      ? sent.then((response) => {
-          ticket.account.cured(ticket);
-          return response;
-        })
-      : sent;
+    const answered =
+      ticket.replays > 0
+        ? sent.then((response) => {
+            ticket.account.cured(ticket);
+            return response;
+          })
+        : sent;
     return answered.catch((error: unknown) =>
       replays.recover(error, ticket, config, isEjected, (next) =>
-        attempt(adapter, config, ticket.account.ticket(next, true), next, true),
+        attempt(adapter, config, ticket.account.ticket(next, ticket.replays + 1), next, true),
       ),
     );
   };

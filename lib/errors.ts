@@ -14,6 +14,12 @@ export type TokenAuthErrorCode =
   | 'TOKEN_SERVICE_UNAVAILABLE'
   /** The token store failed to read or write. The plugin goes on with the tokens it holds in memory. */
   | 'STORE_FAILED'
+  /**
+   * The store holds a record sealed with a key this holder does not have (a deploy that missed a key of
+   * `encryption.keys`): requests fail at once, naming the key, and nothing logs in, since a pair sealed with this
+   * holder's key could not be opened by the holders that lack it.
+   */
+  | 'STORE_KEY_MISSING'
   /** `tokenBudget` refused a login or token call before it left, to keep the account clear of suspension. */
   | 'TOKEN_BUDGET_EXCEEDED'
   /**

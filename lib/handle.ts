@@ -13,6 +13,11 @@ export type RenewalReason =
   | 'rejected'
   /** The token call refused the refresh token, so the plugin logged in. */
   | 'refresh-rejected'
+  /**
+   * The shared store had lost the pair being renewed (a restart without persistence, a failover that dropped the last
+   * write), whose refresh token the holder that wrote it last may have spent: the plugin logged in rather than send it.
+   */
+  | 'store-lost'
   /** Called through `auth.login()` or `auth.refresh()`. */
   | 'manual';
 
@@ -92,25 +97,36 @@ export interface TokenAuthEvents {
   /** `auth.logout()` dropped the tokens. */
   logout: AccountNamed;
   /**
-   * Something is likely misconfigured; each is said once. Without a listener of `warning`, the message goes to
-   * `console.warn`.
+   * Something is likely misconfigured, or the plugin went on in a way worth knowing; each is said once (per origin,
+   * per outage). Without a listener of `warning`, the message goes to `console.warn`.
    */
-  warning: {
-    /** What it is, for a `switch`. */
-    code: TokenAuthWarningCode;
-    /** What happened and what to do. */
-    message: string;
-    /** The origin it is about. */
-    origin: string;
-  };
+  warning:
+    | {
+        /** What it is, for a `switch`. */
+        code: 'ORIGIN_NOT_IN_ORIGINS';
+        /** What happened and what to do. */
+        message: string;
+        /** The origin it is about. */
+        origin: string;
+      }
+    | (AccountNamed & {
+        /** What it is, for a `switch`. */
+        code: 'STORE_LOCK_MISSED';
+        /** What happened and what to do. */
+        message: string;
+      });
 }
 
 /**
  * Codes of the `warning` event.
  * - `ORIGIN_NOT_IN_ORIGINS`: a request went without the access token, since its origin is not in `origins`, and was
  *   refused as the `isTokenRejected` option says (401): said once per origin.
+ * - `STORE_LOCK_MISSED`: a renewal fell due while the store's lock could not be taken (the store did not answer or
+ *   failed, or another holder kept the lock too long): this holder got a pair of its own (one login) rather than send
+ *   the refresh token the holders share; it goes back to the store's pair once the store answers. Said once per
+ *   outage, per account.
  */
-export type TokenAuthWarningCode = 'ORIGIN_NOT_IN_ORIGINS';
+export type TokenAuthWarningCode = TokenAuthEvents['warning']['code'];
 
 /** Counters since attach, and two readings of now: the callers waiting for a renewal and the budget left. */
 export interface TokenAuthStats {
@@ -143,6 +159,7 @@ export type TokenAuthStatus = 'signed-out' | 'signing-in' | 'signed-in' | 'renew
 
 /** What {@link TokenAuth.getState} returns: a snapshot, the same object until something changes. */
 export interface TokenAuthState {
+  /** Where the sign-in stands: see {@link TokenAuthStatus}. */
   readonly status: TokenAuthStatus;
   /**
    * Why the last sign-in or renewal failed (a rejected password, an unreachable service), until another starts or
@@ -214,9 +231,10 @@ export interface TokenAuthAccount {
    * const { status, error } = useSyncExternalStore(auth.subscribe, auth.getState);
    * if (status === 'signed-out') return <SignIn error={error} />;
    */
-  getState(): TokenAuthState;
+  // `this: void` says they are bound, so that typescript-eslint's unbound-method lets the example above through.
+  getState(this: void): TokenAuthState;
   /** Calls `listener` after each change of {@link TokenAuth.getState}, in any tab of a shared store; returns the function that stops it. */
-  subscribe(listener: () => void): () => void;
+  subscribe(this: void, listener: () => void): () => void;
   /**
    * Resolves once the pair of the last renewal is written to the store and its lock released. A renewal hands the
    * new pair to the waiting requests as soon as the service answers and writes it after: await this before

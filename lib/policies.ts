@@ -22,6 +22,8 @@ export class LoginCooldown {
       code,
       message,
       ...(status === undefined ? {} : { status }),
+      // Without it, the holder that was refused reads its own pause back as another's.
+      by: block.by,
     };
   }
 

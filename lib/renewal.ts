@@ -81,6 +81,8 @@ export class RenewalMachine {
   private state: RenewalState = { name: 'idle' };
   private epochCount = 0;
   private failureCount = 0;
+  /** A renewal went on without the store's lock, and none has taken it since: the outage the warning told of. */
+  private outage = false;
 
   constructor(
     private readonly name: string | undefined,
@@ -219,7 +221,16 @@ export class RenewalMachine {
     // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
     if (mode === 'auto' && stored && this.account.accepts(stored, { replacing, renewing: true }))
       return this.take(stored, epoch);
+    // The store's lock could not be taken: whoever holds it may be spending the refresh token the holders share right
+    // now, and a rotated refresh token sent twice can cost the whole family. A pair of this holder's own instead.
+    if (turn.lockMissed && mode !== 'login') return await this.goAlone(reason, mode, scope);
+    if (turn.lockTaken) this.outage = false;
     const basis = stored ?? replacing;
+    // The store holds no pair (or only one this holder gave up), though the one this holder renews came through it:
+    // the store lost it (a restart without persistence, a failover that dropped the last write) or dropped it as
+    // dead. Whoever wrote it last may have spent its refresh token already: a login rather than a token spent twice.
+    if (mode !== 'login' && !stored && replacing && !this.account.current?.alone && this.link.shares)
+      return await this.loginWith('store-lost', mode, scope);
     // A refresh token the token call refused (for any holder of the store) is not sent again: the pair is dead.
     if (mode === 'auto' && basis?.refresh !== undefined && this.account.isRefusedRefresh(basis.refresh)) {
       await this.discard(basis, stored, scope);
@@ -245,6 +256,26 @@ export class RenewalMachine {
       await this.discard(basis, again, scope);
       return await this.loginWith('refresh-rejected', mode, scope);
     }
+  }
+
+  /**
+   * Renews without the store: with the refresh token of a pair this holder got alone before (nobody else holds it),
+   * else with one login. Said once per outage.
+   */
+  private async goAlone(reason: RenewalReason, mode: Mode, scope: Scope): Promise<PairInUse> {
+    if (!this.outage) this.reports.wentAlone();
+    this.outage = true;
+    const own = this.account.current;
+    const refresh = own?.alone ? own.pair.refresh : undefined;
+    if (refresh !== undefined && !this.account.isRefusedRefresh(refresh)) {
+      try {
+        return await this.refreshWith(refresh, reason, scope);
+      } catch (error) {
+        if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
+        this.account.refreshRefused(refresh);
+      }
+    }
+    return await this.loginWith(reason, mode, scope);
   }
 
   /** Uses a pair another holder wrote to the store, unless logout() came in between. */
@@ -314,12 +345,17 @@ export class RenewalMachine {
     return { reason, durationMs: this.options.clock() - started, attempts, status, waiting: scope.waiters.count };
   }
 
-  /** Uses a pair this holder obtained, and has it written to the store off the waiting requests' path. */
+  /**
+   * Uses a pair this holder obtained, and has it written to the store off the waiting requests' path; one obtained
+   * while the store's lock could not be taken stays this holder's alone: written without the lock, it could replace
+   * the pair of the holder that has it.
+   */
   private keep(pair: TokenPair, scope: Scope): PairInUse {
     this.checkEpoch(scope.epoch);
     this.account.cookieRefreshRefused = false;
-    const inUse = this.account.use(pair, false);
-    this.link.write(scope.turn, pair, () => scope.epoch === this.epochCount);
+    const alone = scope.turn.lockMissed;
+    const inUse = this.account.use(pair, false, alone);
+    if (!alone) this.link.write(scope.turn, pair, () => scope.epoch === this.epochCount);
     return inUse;
   }
 

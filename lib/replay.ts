@@ -67,13 +67,14 @@ export class Replays {
       }
       throw account.secrets.axiosError(error);
     }
+    // A replay refused with a pair another holder obtained says nothing of whether renewing cures the endpoint: that
+    // pair may have died (expired, revoked) since its holder got it. It is renewed once, as a first refusal would be.
     // What a request holds while it waits is held once per waiting request, thousands during a slow renewal. Hence
     // afterRefusal's waits awaited here rather than in a function of its own (each suspended function is held), a try
     // rather than a closure to mask with (a closure here would hold this function's variables in a context of their
     // own), and the endpoint worked out once the wait is over.
     let inUse: PairInUse | null;
-    if (ticket.replay) inUse = await this.afterReplayRefusal(ticket, config);
-    else {
+    if (ticket.replays === 0 || (ticket.replays === 1 && ticket.taken)) {
       try {
         await account.consult(config);
         await account.waitForRenewal(config);
@@ -81,7 +82,7 @@ export class Replays {
       } catch (reason) {
         throw masked(ticket, reason);
       }
-    }
+    } else inUse = await this.afterReplayRefusal(ticket, config);
     if (inUse === null || ejected()) throw account.secrets.axiosError(error);
     account.replaying(config);
     return sendAgain(inUse);

@@ -34,9 +34,13 @@ export class Reports {
       `${origin} refused a request that went without the access token: that origin is not in \`origins\` (${origins}). ` +
       `If it should get the token, list it: \`origins: [..., '${origin}']\` (without \`origins\`, only the origins of ` +
       "`authBaseURL` and of the instance's `baseURL` get it). Said once per origin.";
-    const warning: TokenAuthEvents['warning'] = { code: 'ORIGIN_NOT_IN_ORIGINS', message, origin };
-    if (this.emitter.has('warning')) this.emitter.emit('warning', warning);
-    // eslint-disable-next-line no-console -- the one thing said unasked: a likely misconfiguration, once
+    this.warn({ code: 'ORIGIN_NOT_IN_ORIGINS', message, origin }, undefined);
+  }
+
+  /** Says `warning` to the listeners of `warning`, else on `console.warn`: the one thing said unasked. */
+  warn(warning: TokenAuthEvents['warning'], account: string | undefined): void {
+    if (this.emitter.has('warning')) this.emit('warning', warning, account);
+    // eslint-disable-next-line no-console -- the one thing said unasked: what a user must know, once
     else console.warn(`axios-token-keeper: ${warning.message}`);
   }
 }
@@ -120,5 +124,16 @@ export class AccountReports {
 
   logout(): void {
     this.reports.emit('logout', {}, this.account);
+  }
+
+  /** A renewal went on without the store's lock: said once per outage. */
+  wentAlone(): void {
+    const of = this.account === undefined ? '' : ` of account "${this.account}"`;
+    const message =
+      `The token store's lock could not be taken as a renewal${of} fell due (the store did not answer or failed, or ` +
+      "another holder kept the lock past the store's `lockTimeoutMs`): this holder got a pair of its own rather than " +
+      'send the refresh token the holders share, which the holder of the lock may have spent. It goes back to the ' +
+      "store's pair once the store answers. Said once per outage.";
+    this.reports.warn({ code: 'STORE_LOCK_MISSED', message }, this.account);
   }
 }

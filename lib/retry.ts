@@ -4,48 +4,15 @@
 import { isAxiosError } from 'axios';
 import type { AxiosError } from 'axios';
 
-/** Codes of a call that got no answer, for which another try is not made. */
-const NOT_RETRIED = new Set([
-  // It would fail the same way again at once: a name that does not resolve, a network out of reach, a certificate
-  // that is not trusted. is-retry-allowed's list (2.2.0), through which axios-retry decides.
-  'ENOTFOUND',
-  'ENETUNREACH',
-  // Node's certificate errors.
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_CRL',
-  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
-  'UNABLE_TO_DECRYPT_CRL_SIGNATURE',
-  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
-  'CERT_SIGNATURE_FAILURE',
-  'CRL_SIGNATURE_FAILURE',
-  'CERT_NOT_YET_VALID',
-  'CERT_HAS_EXPIRED',
-  'CRL_NOT_YET_VALID',
-  'CRL_HAS_EXPIRED',
-  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
-  'ERROR_IN_CERT_NOT_AFTER_FIELD',
-  'ERROR_IN_CRL_LAST_UPDATE_FIELD',
-  'ERROR_IN_CRL_NEXT_UPDATE_FIELD',
-  'OUT_OF_MEM',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'CERT_CHAIN_TOO_LONG',
-  'CERT_REVOKED',
-  'INVALID_CA',
-  'PATH_LENGTH_EXCEEDED',
-  'INVALID_PURPOSE',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'HOSTNAME_MISMATCH',
-  // A timeout (the service may still be working on the call, and each wait already cost `tokenTimeoutMs`) and a
-  // cancellation.
-  'ECONNABORTED',
-  'ERR_CANCELED',
-  // An answer too large to read, which axios reports without its response: a bad answer, not a network fault.
-  'ERR_BAD_RESPONSE',
-]);
+/**
+ * Codes of a call that got no answer, for which another try is not made: one that would fail the same way again at
+ * once (a name that does not resolve, a network out of reach, a certificate that is not trusted: is-retry-allowed's
+ * list (2.2.0), through which axios-retry decides, whose certificate codes all name a CERT, CRL, ISSUER or
+ * LEAF_SIGNATURE); a timeout (the service may still be working on the call, and each wait already cost
+ * `tokenTimeoutMs`); a cancellation; and an answer too large to read, which axios reports without its response.
+ */
+const NOT_RETRIED =
+  /CERT|CRL|ISSUER|LEAF_SIGNATURE|^(ENOTFOUND|ENETUNREACH|OUT_OF_MEM|INVALID_CA|INVALID_PURPOSE|PATH_LENGTH_EXCEEDED|HOSTNAME_MISMATCH|ECONNABORTED|ERR_CANCELED|ERR_BAD_RESPONSE)$/;
 
 /** How a login or token call is retried: the plugin's `tokenRetries`, `tokenRetryDelayMs` and `tokenTimeoutMs`. */
 export interface RetryPolicy {
@@ -56,7 +23,7 @@ export interface RetryPolicy {
 
 /** A call that failed without an answer, in a way another try may cure (a connection refused or dropped). */
 export function isNetworkFault(error: AxiosError): boolean {
-  return error.response === undefined && !!error.code && !NOT_RETRIED.has(error.code);
+  return error.response === undefined && !!error.code && !NOT_RETRIED.test(error.code);
 }
 
 /** How long the answer's `Retry-After` asks to wait, in seconds or until an HTTP date; 0 without one. */

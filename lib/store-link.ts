@@ -3,7 +3,7 @@
 // renewal (or call of the user's) takes at the store under its lock, one after another.
 import type { AccountState, PairInUse } from './account-state.js';
 import { ABORTED, settle, TIMED_OUT, UNANSWERED, unanswered } from './deadline.js';
-import { TokenAuthError } from './errors.js';
+import { hasCode, TokenAuthError } from './errors.js';
 import { withJwtExpiry } from './parse.js';
 import { accountRecordIn } from './account-record.js';
 import type { SecretList } from './redact.js';
@@ -11,13 +11,22 @@ import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from './sto
 
 const noop = (): void => {};
 
-/** A store's lock as the plugin holds it: its release goes on off the caller's path, and cannot fail. */
+/**
+ * A store's lock as the plugin holds it: its release goes on off the caller's path, and cannot fail. `missed`: the
+ * store has a lock and this holder could not take it.
+ */
 interface HeldLock extends TokenStoreLock {
   release(): void;
+  readonly missed?: true;
 }
 
-/** What the lock of a store that has none, or whose lock failed, holds: nothing. */
+/** What the lock of a store that has none holds: nothing. */
 const NO_LOCK: HeldLock = { release: noop };
+/**
+ * What a lock the store could not grant holds: nothing, and says so (the store did not answer, failed, or another
+ * holder kept the lock past the store's `lockTimeoutMs`).
+ */
+const MISSED: HeldLock = { release: noop, missed: true };
 
 /** What a call that failed (and was reported) gives instead of an answer. */
 const FAILED = Symbol('failed');
@@ -35,6 +44,8 @@ type Bounded = <T>(operation: (store: TokenStore) => T | Promise<T>) => Promise<
 export class StoreLink {
   private loading: Promise<void> | undefined;
   private loadedOnce = false;
+  /** See {@link StoreLink.startEmpty}. */
+  private own = false;
   /** The first read got no answer: the first turn does not wait for the store a second time. */
   private silentAtLoad = false;
   /** Every turn's writes and release so far, in the order the turns began. */
@@ -43,6 +54,8 @@ export class StoreLink {
   private onStored: ((pair: TokenPair) => void) | undefined;
   private readonly unsubscribe: () => void;
   private accountReading: Promise<AccountRecord | undefined> | undefined;
+  /** The messages of the missing keys said so far: each is said once. */
+  private readonly keysMissing = new Set<string>();
 
   /**
    * `keepsAccount`: the store keeps the account's record, which its holders share (see {@link keepsAccount} in
@@ -83,18 +96,30 @@ export class StoreLink {
   startEmpty(): void {
     this.loadedOnce = true;
     this.loading = Promise.resolve();
+    this.own = true;
+  }
+
+  /** Other holders may share the store: what it holds may change, or be lost, under this one. */
+  get shares(): boolean {
+    return !this.own;
   }
 
   /** Reads the stored pair once, for the first requests. */
   load(): Promise<void> {
     return (this.loading ??= (async () => {
-      const pair = fromStore(
-        await this.call(
+      let read;
+      try {
+        read = await this.call(
           () => this.store.get(),
           true,
           whenUnanswered(() => (this.silentAtLoad = true)),
-        ),
-      );
+        );
+      } catch (error) {
+        // A record this holder cannot open (sealed with a key it lacks): the next request reads it again.
+        this.loading = undefined;
+        throw error;
+      }
+      const pair = fromStore(read);
       this.loadedOnce = true;
       if (pair && !this.account.current) this.account.use(pair, true);
     })());
@@ -160,7 +185,7 @@ export class StoreLink {
 
   /** A pair another holder stored (null: it cleared the pair, a logout), used when the account's rule accepts it. */
   private stored(pair: TokenPair | null): void {
-    if (pair === null) return this.account.drop();
+    if (pair === null) return this.account.drop(true);
     if (pair.access === this.account.current?.pair.access || !this.account.accepts(pair)) return;
     this.account.use(pair, true);
     this.onStored?.(pair);
@@ -174,7 +199,7 @@ export class StoreLink {
     const silent = this.silentAtLoad;
     this.silentAtLoad = false;
     let answered = !silent;
-    const lock = silent ? NO_LOCK : await this.lock(signal, () => (answered = false));
+    const lock = silent ? (this.store.lock ? MISSED : NO_LOCK) : await this.lock(signal, () => (answered = false));
     const turn = new StoreTurn((operation) => this.call(() => operation(this.store)), lock, answered);
     const previous = this.settling;
     turn.follow(previous);
@@ -196,7 +221,8 @@ export class StoreLink {
     if (granted === FAILED || granted === ABORTED || granted === TIMED_OUT || !granted || signal?.aborted) {
       // Granted after the wait was given up: nobody would release it.
       locking.then((late) => late && this.release(late), noop);
-      return NO_LOCK;
+      // A wait that a newer pair ended needs no lock; any other end is a lock missed.
+      return granted === ABORTED || signal?.aborted ? NO_LOCK : MISSED;
     }
     return { fence: granted.fence, release: () => this.release(granted) };
   }
@@ -219,6 +245,13 @@ export class StoreLink {
         throw unanswered(`it did not answer within ${Math.round(this.timeoutMs)} ms, \`storeTimeoutMs\``);
       return answer as Awaited<T>;
     } catch (error) {
+      // A record sealed with a key this holder lacks: nothing here can be done with it, and a login would seal a pair
+      // that the holders with the key could not open in turn. The request fails, saying which key (once, as a failure).
+      if (hasCode(error, 'STORE_KEY_MISSING')) {
+        if (!this.keysMissing.has(error.message)) this.onFailure(error);
+        this.keysMissing.add(error.message);
+        throw error;
+      }
       failed(error);
       const reason = this.secrets.mask(error instanceof Error ? error.message : String(error));
       const cause = error instanceof Error ? this.secrets.copy(error) : undefined;
@@ -258,6 +291,19 @@ export class StoreTurn {
     answered: boolean,
   ) {
     this.failed = !answered;
+  }
+
+  /**
+   * The store has a lock and this turn could not take it: what the store holds may be changing under another holder
+   * (or unreadable), so the turn must not spend what the holders share.
+   */
+  get lockMissed(): boolean {
+    return this.lock.missed === true;
+  }
+
+  /** The store's lock is this turn's. */
+  get lockTaken(): boolean {
+    return this.lock !== NO_LOCK && this.lock !== MISSED;
   }
 
   /** Begins the calls of this turn after `previous`, the end of the turns before it. */

@@ -110,8 +110,10 @@ export interface TokenAuthOptions {
    */
   tokenPath?: string;
   /**
-   * What the token call sends for a refresh token.
-   * @default (refreshToken) => ({ data: { refresh_token: refreshToken } })
+   * What the token call sends for a refresh token. With `refreshTokenInCookie` and no refresh token held, it is called
+   * with `''`.
+   * @default (refreshToken) => ({ data: { refresh_token: refreshToken } }); with `refreshTokenInCookie` and no refresh
+   * token held, no body
    *
    * @example
    * // A service that wants the refresh token in a header.

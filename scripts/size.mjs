@@ -11,26 +11,26 @@ import { fileURLToPath } from 'node:url';
 import { constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
-// One line per browser entry, with the most its bundle may weigh gzipped, in bytes. Each budget is the size measured
-// when it was set, rounded up with about 10% headroom: growth past it must be a decision (raise the number here, and
-// say why in the commit), not an accident. A new browser subpath (such as dist/esm/stores/browser.js) is one more line.
+// What a browser app pays for the plugin: each line is an app's import, bundled as its bundler would (minified, ESM,
+// for the browser, axios left out as the app's own), gzipped at level 9, and checked against its budget in bytes.
+// Each budget is the size measured when it was set, rounded up with about 5% headroom: growth past it must be a
+// decision (raise the number here, and say why in the commit), not an accident.
+//
+// The goal set for a browser app (issue 34) was 12 kB for attachTokenAuth and 15 kB with BrowserTokenStore; the
+// figures below are what the features weigh, measured part by part in docs/benchmarks.md ("Weight in a browser app").
 const ENTRIES = [
-  // Measured 2026-11-25: 17,772 B gzip (15,128 B on 2026-11-23, 13,016 B on 2026-11-22). Raised from 16,600 for the
-  // mask that knows every spelling of a secret, and the account's record shared through the store (its check, the
-  // reads and writes under the lock that make a fleet in trouble cost one client), with the rooms split by job.
-  // Measured 2026-11-26: 16,487 B gzip, from 18,506 B, lowered from 19,500 with about 5% headroom: axios-retry (with
-  // is-retry-allowed) and async-mutex replaced by lib/retry.ts and lib/stores/mutex.ts (the issue's cap is 12 KB).
-  { entry: 'dist/esm/index.js', gzipBudget: 17_300 },
-  // The tabs' store, on its own subpath, counted with what it loads (the lock within a tab, the shared lease code).
-  // Measured 2026-11-22: 14,926 B minified, 5,152 B gzip (raised from 5,200, where it left 48 B: the store split by job
-  // into classes, and the one record check shared with the file and Redis stores). Measured 2026-11-25: 6,021 B gzip,
-  // raised from 5,700 for the account's record the tabs share (a refused sign-in in one tab pauses the others).
-  // Measured 2026-11-26: 5,106 B gzip, from 6,021 B, lowered from 6,600 with about 5% headroom: async-mutex replaced by
-  // lib/stores/mutex.ts.
-  { entry: 'dist/esm/stores/browser.js', gzipBudget: 5_350 },
+  // Measured 2026-11-26: 16,487 B gzip for the whole entry without dependencies (axios-retry, is-retry-allowed and
+  // async-mutex written out); then many accounts, sign-in state, logout, timeouts and the rules for a store that
+  // stops answering or loses the pair: see the commits that moved it.
+  { name: 'attachTokenAuth', imports: { 'dist/esm/index.js': ['attachTokenAuth'] }, gzipBudget: 20_300 },
+  {
+    name: 'attachTokenAuth and BrowserTokenStore',
+    imports: { 'dist/esm/index.js': ['attachTokenAuth'], 'dist/esm/stores/browser.js': ['BrowserTokenStore'] },
+    gzipBudget: 24_500,
+  },
   // The OpenTelemetry subpath, for a web app that traces with OpenTelemetry's web SDK: the API is the app's, like axios.
   // Measured 2026-11-25: 3,621 B minified, 1,590 B gzip.
-  { entry: 'dist/esm/otel.js', gzipBudget: 1_750 },
+  { name: 'instrumentTokenAuth', imports: { 'dist/esm/otel.js': ['instrumentTokenAuth'] }, gzipBudget: 1_750 },
 ];
 
 const EXTERNAL = ['axios', '@opentelemetry/api'];
@@ -39,18 +39,22 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
 
 let failed = 0;
-for (const { entry, gzipBudget } of ENTRIES) {
-  const file = join(root, entry);
-  if (!existsSync(file)) {
-    console.error(`${entry}: not found. Build first (\`npm run size\` does).`);
+for (const { name, imports, gzipBudget } of ENTRIES) {
+  const missing = Object.keys(imports).filter((entry) => !existsSync(join(root, entry)));
+  if (missing.length > 0) {
+    console.error(`${name}: ${missing.join(', ')} not found. Build first (\`npm run size\` does).`);
     failed++;
     continue;
   }
+  // The app: one module importing what it names, so that only what it uses is counted, as its bundler would.
+  const contents = Object.entries(imports)
+    .map(([entry, names]) => `export { ${names.join(', ')} } from ${JSON.stringify(join(root, entry))};`)
+    .join('\n');
 
   let result;
   try {
     result = await build({
-      entryPoints: [file],
+      stdin: { contents, resolveDir: root, loader: 'js' },
       bundle: true,
       minify: true,
       format: 'esm',
@@ -66,7 +70,7 @@ for (const { entry, gzipBudget } of ENTRIES) {
       (e) => `  ${e.location ? `${e.location.file}:${e.location.line}: ` : ''}${e.text}`,
     );
     console.error(
-      `${entry}: does not bundle for the browser (no Node built-ins; axios and @opentelemetry/api are the only imports left out):\n` +
+      `${name}: does not bundle for the browser (no Node built-ins; axios and @opentelemetry/api are the only imports left out):\n` +
         messages.join('\n'),
     );
     failed++;
@@ -76,7 +80,7 @@ for (const { entry, gzipBudget } of ENTRIES) {
   const code = result.outputFiles[0].contents;
   const gzip = gzipSync(code, { level: constants.Z_BEST_COMPRESSION }).length;
   console.log(
-    `${entry}: ${code.length} B minified (${kB(code.length)}), ${gzip} B gzip (${kB(gzip)}); budget ${gzipBudget} B gzip`,
+    `${name}: ${code.length} B minified (${kB(code.length)}), ${gzip} B gzip (${kB(gzip)}); budget ${gzipBudget} B gzip`,
   );
   if (gzip > gzipBudget) {
     // The largest inputs are where to look first.
@@ -86,7 +90,7 @@ for (const { entry, gzipBudget } of ENTRIES) {
       .slice(0, 5)
       .map(([path, { bytesInOutput }]) => `  ${bytesInOutput} B  ${path}`);
     console.error(
-      `${entry}: ${gzip} B gzip is over its budget of ${gzipBudget} B by ${gzip - gzipBudget} B. ` +
+      `${name}: ${gzip} B gzip is over its budget of ${gzipBudget} B by ${gzip - gzipBudget} B. ` +
         'Shrink it, or raise the budget in scripts/size.mjs on purpose. Largest inputs (minified):\n' +
         largest.join('\n'),
     );

@@ -8,9 +8,12 @@ import type { BrowserLocking, BrowserTokenStoreOptions } from 'axios-token-keepe
 
 export interface PageStart {
   baseURL: string;
+  /** Who the default account logs in as. */
   username: string;
   password: string;
   store: BrowserTokenStoreOptions;
+  /** The named accounts, and who each logs in as: their requests name them, and the store keeps them (forAccount). */
+  accounts?: Record<string, { username: string; password: string }>;
 }
 
 export interface BurstResult {
@@ -20,10 +23,18 @@ export interface BurstResult {
   errors: string[];
 }
 
+/** A burst of one account's requests: what it gave, and the users the emulator served its requests as. */
+export interface AccountBurstResult extends BurstResult {
+  users: Record<string, number>;
+}
+
 export interface TokenKeeperPage {
   start(options: PageStart): BrowserLocking;
   burst(requests: number, path?: string): Promise<BurstResult>;
+  /** A burst of requests that name `account`. */
+  accountBurst(account: string, requests: number): Promise<AccountBurstResult>;
   stats(): ReturnType<TokenAuth['stats']>;
+  /** The plugin's events so far: `login`, `failure:CODE`, …; a named account's with `@name` after. */
   events(): string[];
   access(): Promise<string | undefined>;
   logout(): Promise<void>;
@@ -62,14 +73,18 @@ function entries(storage: Storage): Record<string, string> {
 }
 
 window.tokenKeeperPage = {
-  start({ baseURL, username, password, store: storeOptions }) {
+  start({ baseURL, username, password, store: storeOptions, accounts }) {
     api = axios.create({ baseURL });
     const store = new BrowserTokenStore(storeOptions);
-    auth = attachTokenAuth(api, { credentials: { username, password }, store });
+    const credentials = accounts
+      ? (account: string | undefined) => (account === undefined ? { username, password } : accounts[account])
+      : { username, password };
+    auth = attachTokenAuth(api, { credentials, store });
     for (const event of ['login', 'refresh', 'load', 'replay', 'failure'] as const) {
-      auth.on(event, (payload: TokenAuthEvents[typeof event]) =>
-        seen.push('code' in payload ? `${event}:${payload.code}` : event),
-      );
+      auth.on(event, (payload: TokenAuthEvents[typeof event]) => {
+        const name = 'code' in payload ? `${event}:${payload.code}` : event;
+        seen.push(payload.account === undefined ? name : `${name}@${payload.account}`);
+      });
     }
     return store.locking;
   },
@@ -81,6 +96,21 @@ window.tokenKeeperPage = {
         : [],
     );
     return { ok: requests - errors.length, failed: errors.length, errors };
+  },
+  async accountBurst(account, requests) {
+    const users: Record<string, number> = {};
+    const results = await Promise.allSettled(
+      Array.from({ length: requests }, async () => {
+        const { data } = await api.get<{ user?: string }>('/allocation/api/v1/tracking/order-list', { account });
+        users[String(data.user)] = (users[String(data.user)] ?? 0) + 1;
+      }),
+    );
+    const errors = results.flatMap((result) =>
+      result.status === 'rejected'
+        ? [isTokenAuthError(result.reason) ? result.reason.code : String((result.reason as Error).message)]
+        : [],
+    );
+    return { ok: requests - errors.length, failed: errors.length, errors, users };
   },
   stats: () => started().stats(),
   events: () => [...seen],

@@ -31,10 +31,13 @@ export function requireChromium(): void {
 
 const root = join(__dirname, '..', '..');
 
-/** Bundles the test page with esbuild for the browser, taking the package from lib/ as its import names say. */
-export async function bundlePage(): Promise<string> {
+/**
+ * Bundles a test page of `__tests__/browser/` with esbuild for the browser, taking the package from lib/ as its import
+ * names say, and the rest (React) from node_modules.
+ */
+export async function bundlePage(page = 'page.ts'): Promise<string> {
   const result = await build({
-    entryPoints: [join(root, '__tests__', 'browser', 'page.ts')],
+    entryPoints: [join(root, '__tests__', 'browser', page)],
     bundle: true,
     write: false,
     format: 'iife',
@@ -54,11 +57,17 @@ export interface Site {
   close(): Promise<void>;
 }
 
-/** Serves the page on a free loopback port: an origin of its own, so that calls to the emulator are cross-origin. */
-export async function serve(script: string): Promise<Site> {
-  const html = '<!doctype html><meta charset="utf-8"><title>token keeper</title><script src="/page.js"></script>';
+/**
+ * Serves the page on a free loopback port: an origin of its own, so that calls to the emulator are cross-origin.
+ * `markup` is what the page holds before its script, made from the query of the page's address, which a reload keeps.
+ */
+export async function serve(script: string, markup: (query: URLSearchParams) => string = () => ''): Promise<Site> {
+  const html = (query: URLSearchParams) =>
+    `<!doctype html><meta charset="utf-8"><title>token keeper</title>${markup(query)}<script src="/page.js"></script>`;
   const server = createServer((request, response) => {
-    const [type, body] = request.url === '/page.js' ? ['text/javascript', script] : ['text/html; charset=utf-8', html];
+    const url = new URL(request.url ?? '/', 'http://page');
+    const [type, body] =
+      url.pathname === '/page.js' ? ['text/javascript', script] : ['text/html; charset=utf-8', html(url.searchParams)];
     response.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -115,6 +124,11 @@ export class Tab {
 
   burst(requests: number, path?: string): ReturnType<TokenKeeperPage['burst']> {
     return this.page.evaluate(([n, p]) => window.tokenKeeperPage.burst(n, p), [requests, path] as const);
+  }
+
+  /** A burst of requests that name `account`, and the users the emulator served them as. */
+  accountBurst(account: string, requests: number): ReturnType<TokenKeeperPage['accountBurst']> {
+    return this.page.evaluate(([a, n]) => window.tokenKeeperPage.accountBurst(a, n), [account, requests] as const);
   }
 
   stats(): Promise<ReturnType<TokenKeeperPage['stats']>> {

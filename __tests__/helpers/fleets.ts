@@ -3,7 +3,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FleetPool } from '../../harness/fleet.js';
-import type { BurstReply, Fleet, FleetOptions, FleetStoreConfig } from '../../harness/fleet.js';
+import { connectionNameOf } from '../../harness/fleet.js';
+import type {
+  BurstOptions,
+  BurstReply,
+  Fleet,
+  FleetAccount,
+  FleetOptions,
+  FleetStoreConfig,
+} from '../../harness/fleet.js';
+import { withConnection } from '../../harness/redis-server.js';
 import type { TokenServiceEmulator } from '../../lib/emulator/index.js';
 import type { RedisClientChoice } from '../../harness/redis-clients.js';
 import { redisServerForFile } from './redis.js';
@@ -55,19 +64,66 @@ export function fleetsForFile(name: string): FleetsForFile {
 
 /**
  * A fleet's round, then one after each of `expiries` expiries of the access tokens: bursts of `n` requests from every
- * process, and `count()` read after each round (the refreshes, the token calls) to say when the renewals happened.
+ * process (with `burst`'s options: its accounts), and `count()` read after each round (the refreshes, the token calls)
+ * to say when the renewals happened.
  */
 export async function roundsOverExpiries(
   fleet: Fleet,
   service: TokenServiceEmulator,
-  { n, expiries, count }: { n: number; expiries: number; count: () => number },
+  { n, expiries, count, burst = {} }: { n: number; expiries: number; count: () => number; burst?: BurstOptions },
 ): Promise<{ rounds: BurstReply[][]; countAfterRound: number[] }> {
-  const rounds = [await fleet.burst(n)];
+  const rounds = [await fleet.burst(n, burst)];
   const countAfterRound = [count()];
   for (let expiry = 1; expiry <= expiries; expiry += 1) {
     service.expireAccessTokens();
-    rounds.push(await fleet.burst(n));
+    rounds.push(await fleet.burst(n, burst));
     countAfterRound.push(count());
   }
   return { rounds, countAfterRound };
+}
+
+/**
+ * Named accounts for a fleet, each its own user at the emulator (`user-1`, …), with names that carry a key's
+ * separator, a hash tag, a path out of a directory, a space, `#`, `%` and non-ASCII.
+ */
+export function fleetAccounts(count: number): {
+  accounts: Record<string, FleetAccount>;
+  users: Record<string, string>;
+  userOf: Record<string, string>;
+} {
+  const names = ['tenant:1', '{tenant-2}', '../a/b.lock', 'jane doe@example.com', 'ünï#5 %3A', 'x'.repeat(250) + '🙂'];
+  while (names.length < count) names.push(`tenant:${names.length + 1}`);
+  const accounts: Record<string, FleetAccount> = {};
+  const users: Record<string, string> = {};
+  const userOf: Record<string, string> = {};
+  names.slice(0, count).forEach((name, index) => {
+    const username = `user-${index + 1}`;
+    accounts[name] = { username, password: `pw-${index + 1}-${username.length}x` };
+    users[username] = accounts[name].password;
+    userOf[name] = username;
+  });
+  return { accounts, users, userOf };
+}
+
+/** Successful logins per username, from the Basic header each login call carried. */
+export function loginsByUser(service: TokenServiceEmulator): Record<string, number> {
+  const logins: Record<string, number> = {};
+  for (const call of service.calls.filter((entry) => entry.route === 'login')) {
+    const basic = Buffer.from(call.authorization?.replace(/^Basic /, '') ?? '', 'base64').toString('utf8');
+    const user = basic.slice(0, basic.indexOf(':'));
+    logins[user] = (logins[user] ?? 0) + 1;
+  }
+  return logins;
+}
+
+/**
+ * How many connections each worker of the fleet holds on the Redis servers at `ports`, by the name it gave them
+ * (`nameConnections`), summed over the servers: `CLIENT LIST`.
+ */
+export async function connectionsPerWorker(fleet: Fleet, ports: readonly number[]): Promise<number[]> {
+  const lists = await Promise.all(ports.map((port) => withConnection(port, (client) => client.client('LIST'))));
+  const lines = lists.flatMap((list) => String(list).split('\n'));
+  return fleet.workers.map(
+    (worker) => lines.filter((line) => line.includes(` name=${connectionNameOf(worker.pid!)} `)).length,
+  );
 }

@@ -1,4 +1,5 @@
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../../lib/index.js';
+import { until } from './flow.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -307,5 +308,140 @@ export function testAccountRecord(name: string, { open, fences }: Pick<LockRig, 
         expect(await first.getAccount?.()).toEqual(kept);
       });
     }
+  });
+}
+
+/**
+ * Account names that try to reach another account's keys, files or channels: a key's separator, a hash tag, a path
+ * out of the directory, a lock file's name, an escape that names another name, non-ASCII, the longest name.
+ */
+export const HOSTILE_NAMES: readonly string[] = [
+  ':',
+  '{a}',
+  'a/b',
+  '..',
+  '../x',
+  'a.lock',
+  'a:',
+  'a%3A',
+  '#',
+  '%',
+  'a b',
+  'pair',
+  '}:pair',
+  'ünïcødé 🙂',
+  'x'.repeat(256),
+  `${'x'.repeat(255)}y`,
+];
+
+/** A few names that carry every hostile character at once, for the contracts run per account. */
+export const CONTRACT_NAMES: readonly string[] = ['tenant:{42}/../a.lock', 'jane doe#%3A@ünï🙂'];
+
+/** How the accounts' contract sees a store that keeps many accounts (its `forAccount`). */
+export interface AccountsRig extends Pick<LockRig, 'open' | 'fences'> {
+  /** The lease of account `name`'s lock, for a store whose lease other processes see. */
+  lease?: (name: string) => LeaseRig;
+  /** The store keeps the account's record (`getAccount`, `setAccount`). */
+  record: boolean;
+  /** The names the lock and record contracts run against. @default CONTRACT_NAMES */
+  names?: readonly string[];
+  /**
+   * Resolves once the store hears `count` accounts' writes, where it starts listening after `subscribe()` returns
+   * (Redis confirms a SUBSCRIBE later). @default at once
+   */
+  listening?: (count: number) => Promise<void>;
+}
+
+/**
+ * The contracts per account, for a store with `forAccount`: the round trip, the lock and the record of the store of
+ * each of a few hostile names, as the store's own; and that the default account and accounts with hostile names never
+ * see each other's pair, record, lock or notifications.
+ */
+export function testStoreAccounts(name: string, rig: AccountsRig): void {
+  const { open, fences, lease, record, names = CONTRACT_NAMES, listening } = rig;
+  const of = (store: TokenStore, account: string): TokenStore => {
+    if (!store.forAccount) throw new Error(`${name} has no forAccount.`);
+    return store.forAccount(account);
+  };
+  for (const account of names) {
+    const label = `${name}, account ${JSON.stringify(account)}`;
+    describe(label, () => {
+      it('gives back the pair set, to itself and another holder, and null after clear()', async () => {
+        const tokens = of(open(), account);
+        // A store whose writes are not fenced (memory) says nothing; the others say true.
+        expect(await tokens.set(PAIR_A)).not.toBe(false);
+        expect(await tokens.get()).toEqual(PAIR_A);
+        expect(await of(open(), account).get()).toEqual(PAIR_A);
+        expect(await tokens.clear()).not.toBe(false);
+        expect(await of(open(), account).get()).toBeNull();
+      });
+    });
+    testStoreLock(label, {
+      open: (timings) => of(open(timings), account),
+      fences,
+      ...(lease && { lease: lease(account) }),
+    });
+    if (record) testAccountRecord(label, { open: () => of(open(), account), fences });
+  }
+
+  describe(`${name}: accounts apart`, () => {
+    const undo: Array<() => unknown> = [];
+    afterEach(async () => {
+      for (const step of undo.splice(0).reverse()) await step();
+    });
+    const { locked, listen } = undoable(() => undo);
+    /** The default account (undefined) and every hostile name, each with a pair of its own. */
+    const accounts: Array<string | undefined> = [undefined, ...HOSTILE_NAMES];
+    const pairOf = (index: number): TokenPair => ({ access: `access-${index}`, refresh: `refresh-${index}` });
+    const storeOf = (holder: TokenStore, account: string | undefined) =>
+      account === undefined ? holder : of(holder, account);
+
+    it('keeps a pair per account: each reads its own, and a clear drops one account’s alone', async () => {
+      const writer = open();
+      const reader = open();
+      for (const [index, account] of accounts.entries()) await storeOf(writer, account).set(pairOf(index));
+
+      for (const [index, account] of accounts.entries())
+        expect(await storeOf(reader, account).get()).toEqual(pairOf(index));
+      await storeOf(writer, 'a:').clear();
+      for (const [index, account] of accounts.entries())
+        expect(await storeOf(reader, account).get()).toEqual(account === 'a:' ? null : pairOf(index));
+    });
+
+    if (record) {
+      it('keeps a record per account: each reads its own', async () => {
+        const writer = open();
+        const reader = open();
+        for (const [index, account] of accounts.entries())
+          await storeOf(writer, account).setAccount!({ ...accountRecord(), refusedRefresh: [`fingerprint-${index}`] });
+
+        for (const [index, account] of accounts.entries())
+          expect((await storeOf(reader, account).getAccount!())?.refusedRefresh).toEqual([`fingerprint-${index}`]);
+      });
+    }
+
+    it('keeps a lock per account: one account’s held lock keeps no other account waiting', async () => {
+      const held = await locked(of(open(), 'a:'));
+      const others = open({ lockTimeoutMs: 5_000 });
+
+      for (const account of accounts.filter((each) => each !== 'a:'))
+        await (await locked(storeOf(others, account))).release();
+      if (fences === 'every grant') expect(typeof held.fence).toBe('number');
+    });
+
+    it('tells each account’s listeners of that account’s writes alone', async () => {
+      const writer = open();
+      const reader = open();
+      const heard = accounts.map((account) => listen(storeOf(reader, account)).heard);
+      await listening?.(accounts.length);
+
+      for (const [index, account] of accounts.entries()) {
+        await storeOf(writer, account).set(pairOf(index));
+        // Its own listener hears it; a notification of another account's would come before, on the same path.
+        await until(() => heard[index]!.length >= 1);
+      }
+
+      expect(heard).toEqual(accounts.map((_, index) => [pairOf(index)]));
+    });
   });
 }

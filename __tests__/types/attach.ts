@@ -62,9 +62,12 @@ expectTypeOf<keyof TokenAuthAccount>().toEqualTypeOf<
   | 'getState'
   | 'subscribe'
 >();
-// What a UI renders, in the shape React's useSyncExternalStore takes.
+// What a UI renders, in the shape React's useSyncExternalStore takes; bound (`this: void`), so that they are passed
+// detached, as `useSyncExternalStore(auth.subscribe, auth.getState)`, without typescript-eslint's unbound-method.
 expectTypeOf<TokenAuth['getState']>().toEqualTypeOf<() => TokenAuthState>();
 expectTypeOf<TokenAuth['subscribe']>().toEqualTypeOf<(listener: () => void) => () => void>();
+expectTypeOf<ThisParameterType<TokenAuth['getState']>>().toEqualTypeOf<void>();
+expectTypeOf<ThisParameterType<TokenAuth['subscribe']>>().toEqualTypeOf<void>();
 expectTypeOf<TokenAuthState['status']>().toEqualTypeOf<'signed-out' | 'signing-in' | 'signed-in' | 'renewing'>();
 expectTypeOf<TokenAuthState['error']>().toEqualTypeOf<TokenAuthError | undefined>();
 expectTypeOf<TokenAuth['flush']>().toEqualTypeOf<() => Promise<void>>();

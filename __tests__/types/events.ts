@@ -13,7 +13,9 @@ import type {
 expectTypeOf<keyof TokenAuthEvents>().toEqualTypeOf<
   'login' | 'refresh' | 'load' | 'replay' | 'failure' | 'logout' | 'warning'
 >();
-expectTypeOf<RenewalReason>().toEqualTypeOf<'no-token' | 'expired' | 'rejected' | 'refresh-rejected' | 'manual'>();
+expectTypeOf<RenewalReason>().toEqualTypeOf<
+  'no-token' | 'expired' | 'rejected' | 'refresh-rejected' | 'store-lost' | 'manual'
+>();
 
 /** What a login or token call's events say of it. */
 type Call = {
@@ -35,11 +37,10 @@ expectTypeOf<TokenAuthEvents['failure']>().toEqualTypeOf<
   | (Named & { operation: 'store'; code: TokenAuthErrorCode; error: TokenAuthError })
 >();
 expectTypeOf<TokenAuthEvents['logout']>().toEqualTypeOf<Named>();
-expectTypeOf<TokenAuthEvents['warning']>().toEqualTypeOf<{
-  code: 'ORIGIN_NOT_IN_ORIGINS';
-  message: string;
-  origin: string;
-}>();
+expectTypeOf<TokenAuthEvents['warning']>().toEqualTypeOf<
+  | { code: 'ORIGIN_NOT_IN_ORIGINS'; message: string; origin: string }
+  | (Named & { code: 'STORE_LOCK_MISSED'; message: string })
+>();
 
 export function listen(): void {
   const auth = attachTokenAuth(axios.create(), { credentials: { username: 'jane', password: 'pw' } });

@@ -5,84 +5,24 @@
  * @module axios-token-keeper/browser-store
  */
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
-import { parseAccountRecord } from '../account-record.js';
+import { accountRecordIn } from '../account-record.js';
 import { webLocks, webStorage } from './browser/environment.js';
+import { checkOptions, pairStorage } from './browser/options.js';
+import type { BrowserLocking, BrowserTokenStoreOptions } from './browser/options.js';
+import { AccountEntry } from './browser/account-entry.js';
 import { RecordView } from './browser/record-view.js';
 import { StorageLease } from './browser/storage-lease.js';
 import { TabChannel } from './browser/tab-channel.js';
 import { WebLock } from './browser/web-lock.js';
+import { checkAccountName, escapeAccountName } from './account-key.js';
 import { copyPair, isPair } from './record.js';
 import type { FencedPair } from './record.js';
 import { Announcer } from './announcer.js';
-import { LEASE_DEFAULTS } from './lease.js';
 import { Mutex } from './mutex.js';
-import { checkStoreOptions, shown } from './options.js';
-import type { OptionNames } from './options.js';
+import { shown } from './options.js';
 
-/** Where {@link BrowserTokenStore} writes the pair. */
-export type BrowserStorageKind = 'local' | 'session' | 'none';
-
-/**
- * How the tabs of one origin take turns renewing: the Web Locks API where the browser has it; otherwise a lease
- * kept in `localStorage`; otherwise within this tab only.
- */
-export type BrowserLocking = 'web-locks' | 'storage-lease' | 'tab';
-
-/** Options of {@link BrowserTokenStore}. Only `key` is required. */
-export interface BrowserTokenStoreOptions {
-  /**
-   * Names the storage entry, the lock and the BroadcastChannel of one account: tabs with the same key share one
-   * pair. Use one key per account (and per service).
-   */
-  key: string;
-  /**
-   * `'local'`: `localStorage`, shared by the tabs of the origin and kept across browser restarts, so a reopened app
-   * makes no login. `'session'`: `sessionStorage`, kept per tab until it closes; tabs still share through the
-   * channel. `'none'`: in memory only; a reload logs in again unless another tab of the app is open.
-   * Anything in storage can be read by a script injected into the page (XSS): see `keepAccessInMemory`.
-   * @default 'local'
-   */
-  storage?: BrowserStorageKind;
-  /**
-   * Write only the refresh token to storage and keep the access token in memory, where tabs hand it to each other
-   * over the BroadcastChannel. A tab that opens when no other tab is open renews once, through the refresh token.
-   * @default false
-   */
-  keepAccessInMemory?: boolean;
-  /**
-   * How long a tab waits for another tab's renewal before it gives up and renews without the lock (reported as
-   * `STORE_FAILED`). Longer than the longest renewal, so that a tab that is merely slow is waited for; the browser
-   * frees a closed tab's Web Lock at once.
-   * @default 120_000
-   */
-  lockTimeoutMs?: number;
-  /**
-   * Without Web Locks only: the length of the lease kept in `localStorage`. The holder extends it while it renews;
-   * a tab that was closed mid-renewal blocks the others this long at most.
-   * @default 10_000
-   */
-  lockTtlMs?: number;
-  /**
-   * Without Web Locks only: how often a waiting tab looks at the lease again; it also looks when the lease changes.
-   * @default 50
-   */
-  pollMs?: number;
-}
-
-const BROWSER_DEFAULTS = {
-  storage: 'local' as BrowserStorageKind,
-  keepAccessInMemory: false,
-  ...LEASE_DEFAULTS,
-} satisfies Required<Omit<BrowserTokenStoreOptions, 'key'>>;
-
-const BROWSER_OPTIONS: OptionNames<BrowserTokenStoreOptions> = {
-  key: true,
-  storage: true,
-  keepAccessInMemory: true,
-  lockTimeoutMs: true,
-  lockTtlMs: true,
-  pollMs: true,
-};
+/** The store's options, and what it tells of the browser. */
+export type { BrowserLocking, BrowserStorageKind, BrowserTokenStoreOptions } from './browser/options.js';
 
 /**
  * Keeps the pair for the tabs of a browser app: one tab renews at a time, and the others take its pair without
@@ -98,6 +38,14 @@ export class BrowserTokenStore implements TokenStore {
   /** How the tabs take turns in this browser. */
   readonly locking: BrowserLocking;
   private readonly options: Required<BrowserTokenStoreOptions>;
+  /** The name of the storage entry, the lock and the channel; the keys beside the entry start with it. */
+  private readonly name: string;
+  /** For a named account's store (forAccount): tells its parent it was let go. */
+  private readonly leave: (() => void) | undefined;
+  /** The named accounts' stores listened to in this tab, by name, so that keepers of one account share one. */
+  private readonly accounts = new Map<string, BrowserTokenStore>();
+  /** A named account's store with no listener left: it neither speaks to the other tabs nor hears them. */
+  private asleep = false;
   private readonly view: RecordView;
   private readonly channel: TabChannel;
   private readonly webLock: WebLock | undefined;
@@ -106,10 +54,8 @@ export class BrowserTokenStore implements TokenStore {
   private readonly tabMutex = new Mutex();
   private readonly announcer = new Announcer();
   private closed = false;
-  /** Where the tabs keep the account's record: `localStorage`, or this tab's memory where the browser blocks it. */
-  private readonly accountStorage: Storage | undefined;
-  private readonly accountKey: string;
-  private accountInTab: string | null = null;
+  /** The account's record as the tabs share it: see AccountEntry. */
+  private readonly accountEntry: AccountEntry;
   private readonly onStorage = (event: StorageEvent): void => this.storageChanged(event);
 
   /**
@@ -117,35 +63,74 @@ export class BrowserTokenStore implements TokenStore {
    * and for a `storage` the environment does not offer (a server render), instead of failing at the first request.
    */
   constructor(options: BrowserTokenStoreOptions) {
+    const parent = (options as AccountStoreOptions | undefined)?.[PARENT];
     this.options = checkOptions(options);
+    this.leave = parent?.leave;
     // One name for the storage entry, the lock and the channel of this account.
-    const name = `axios-token-keeper:${this.options.key}`;
+    const name = parent?.name ?? `axios-token-keeper:${this.options.key}`;
+    this.name = name;
     const kind = this.options.storage;
     const storage = pairStorage(kind);
     this.view = new RecordView(storage, name, `The ${kind}Storage entry "${name}"`, this.options.keepAccessInMemory);
+    // The tabs share the account's record in `localStorage` whatever `storage` says: it holds no secret, and a logout in
+    // one tab must stop the others from signing back in by themselves (an HttpOnly cookie would let them).
+    this.accountEntry = new AccountEntry(webStorage('local'), `${name}:account`);
     this.channel = new TabChannel(name, {
       known: () => this.view.known,
       told: (record) => this.told(record),
+      toldAccount: (fence, text) => this.accountEntry.told(fence, text),
       stirred: () => this.lease?.wake(),
     });
     const locks = webLocks();
     const leaseStorage = locks ? undefined : webStorage('local');
-    this.webLock = locks && new WebLock(locks, name, this.options.lockTimeoutMs, this.view, this.channel);
+    const newestFence = (): number => this.newestFence();
+    this.webLock = locks && new WebLock(locks, name, this.options.lockTimeoutMs, newestFence, this.channel);
     this.lease =
       leaseStorage &&
-      new StorageLease(
-        leaseStorage,
-        name,
-        this.options,
-        () => this.view.newestFence(),
-        () => this.channel.tellReleased(),
-      );
+      new StorageLease(leaseStorage, name, this.options, newestFence, () => this.channel.tellReleased());
     this.locking = this.webLock ? 'web-locks' : this.lease ? 'storage-lease' : 'tab';
-    // The tabs share the account's record in `localStorage` whatever `storage` says: it holds no secret, and a logout in
-    // one tab must stop the others from signing back in by themselves (an HttpOnly cookie would let them).
-    this.accountStorage = webStorage('local');
-    this.accountKey = `${name}:account`;
     globalThis.addEventListener?.('storage', this.onStorage);
+  }
+
+  /**
+   * The store of account `name` in this tab, with the same options: its storage entry, lock, BroadcastChannel and
+   * record are named `axios-token-keeper#<key>#<name>` (and `:lock`, `:fence`, `:account` after it), with the name
+   * escaped (see `escapeAccountName`: letters, digits, `_` and `-` as they are, anything else as `%XX`, so that it
+   * holds no `#`, `:` or `@`); the `#` after the package's name, where every default account has `:`, keeps a named
+   * account's entries apart from any key's. Keepers of one account in a tab share one store while it is listened to;
+   * it lets go of the channel and of the tab's storage events once its last listener goes, and this store forgets it.
+   *
+   * @throws TypeError when `key` holds `#`, which would let an account's entries be those of another key's account.
+   *
+   * @example
+   * const store = new BrowserTokenStore({ key: 'orders-api' });
+   * store.forAccount('jane@example.com'); // localStorage "axios-token-keeper#orders-api#jane%40example%2Ecom"
+   */
+  forAccount(name: string): BrowserTokenStore {
+    checkAccountName('BrowserTokenStore', name);
+    this.checkOpen();
+    const { key } = this.options;
+    if (key.includes('#')) {
+      throw new TypeError(
+        `BrowserTokenStore: \`key\` ${shown(key)} holds \`#\`, which separates an account's name in its entries, ` +
+          'so that two accounts could share entries: give the store a key without `#` to keep named accounts in it.',
+      );
+    }
+    const held = this.accounts.get(name);
+    if (held) return held;
+    const base = this.leave ? this.name : `axios-token-keeper#${key}`;
+    const options: AccountStoreOptions = {
+      ...this.options,
+      [PARENT]: {
+        name: `${base}#${escapeAccountName(name)}`,
+        leave: () => {
+          if (this.accounts.get(name) === store) this.accounts.delete(name);
+        },
+      },
+    };
+    const store = new BrowserTokenStore(options);
+    this.accounts.set(name, store);
+    return store;
   }
 
   /**
@@ -194,17 +179,19 @@ export class BrowserTokenStore implements TokenStore {
    */
   getAccount(): AccountRecord | null {
     this.checkOpen();
-    const text = this.accountStorage ? this.accountStorage.getItem(this.accountKey) : this.accountInTab;
-    return parseAccountRecord(text) ?? null;
+    return accountRecordIn(this.accountEntry.read()) ?? null;
   }
 
-  /** Writes the account's record; false, without writing, when `fence` is older than a later holder's. */
-  setAccount(record: AccountRecord, fence?: number): boolean {
+  /**
+   * Writes the account's record and tells the other tabs; false, without writing, when `fence` is older than a later
+   * holder's. Marked for the next holder of the lock to wait for, as a write of the pair is.
+   */
+  async setAccount(record: AccountRecord, fence?: number): Promise<boolean> {
     this.checkOpen();
-    if (fence !== undefined && fence < this.view.newestFence()) return false;
-    const text = JSON.stringify(record);
-    if (this.accountStorage) this.accountStorage.setItem(this.accountKey, text);
-    else this.accountInTab = text;
+    if (fence !== undefined && fence < this.newestFence()) return false;
+    const written = fence ?? this.newestFence() + 1;
+    this.channel.tellAccount(written, this.accountEntry.write(record, written));
+    await this.webLock?.mark(written);
     return true;
   }
 
@@ -235,27 +222,54 @@ export class BrowserTokenStore implements TokenStore {
 
   /** Calls `listener` when another tab (or another keeper in this tab) writes or clears the pair. */
   subscribe(listener: (pair: TokenPair | null) => void): () => void {
-    return this.announcer.add(listener);
+    const remove = this.announcer.add(listener);
+    if (this.asleep && !this.closed) {
+      this.asleep = false;
+      this.channel.open();
+      globalThis.addEventListener?.('storage', this.onStorage);
+    }
+    return () => {
+      remove();
+      // A named account's store is let go with its last listener: the plugin dropped the account and will not close
+      // it, and the channel and the storage listener would keep it (and its tokens) for as long as the tab lives.
+      if (this.leave && this.announcer.size === 0 && !this.asleep) {
+        this.asleep = true;
+        this.disconnect();
+        this.leave();
+      }
+    };
   }
 
-  /** Stops listening to the other tabs. The store cannot be used afterwards. */
+  /** Stops listening to the other tabs, its accounts' stores too. The store cannot be used afterwards. */
   close(): void {
     this.closed = true;
+    this.disconnect();
+    this.lease?.wake();
+    this.leave?.();
+    for (const account of [...this.accounts.values()]) account.close();
+  }
+
+  private disconnect(): void {
     this.webLock?.close();
     this.channel.close();
     globalThis.removeEventListener?.('storage', this.onStorage);
-    this.lease?.wake();
   }
 
   private checkOpen(): void {
     if (this.closed) throw new Error(`BrowserTokenStore "${this.options.key}" is closed; create a new one.`);
   }
 
+  /** The fence of the newest write this tab can see: of the pair, or of the account's record. */
+  private newestFence(): number {
+    return Math.max(this.view.newestFence(), this.accountEntry.fence);
+  }
+
   private async write(pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     this.checkOpen();
     // An entry that is not ours is reported (by the read), never overwritten.
     const newest = this.view.newest();
-    if (fence !== undefined && (newest?.fence ?? 0) > fence) return false;
+    // A later holder's write of the pair, or of the account's record alone, makes this one stale.
+    if (fence !== undefined && Math.max(newest?.fence ?? 0, this.accountEntry.fence) > fence) return false;
     // Without Web Locks, a lease granted since may not have written yet: its fence is the lease's.
     if (fence !== undefined && this.lease && this.lease.lastFence() > fence) return false;
     // A write without the lock (it timed out, or a store used directly) comes after everything this tab has seen.
@@ -285,45 +299,16 @@ export class BrowserTokenStore implements TokenStore {
   private storageChanged(event: StorageEvent): void {
     if (this.closed) return;
     this.lease?.heard(event.key);
-    if (event.key === this.view.entry) this.channel.recheck();
+    if (event.key === this.view.entry || event.key === this.accountEntry.key) this.channel.recheck();
     const record = this.view.carriedBy(event);
     if (record) this.learn(record);
   }
 }
 
-function checkOptions(options: BrowserTokenStoreOptions): Required<BrowserTokenStoreOptions> {
-  const given = checkStoreOptions('BrowserTokenStore', options, BROWSER_OPTIONS) as Partial<BrowserTokenStoreOptions>;
-  if (typeof given.key !== 'string' || given.key === '') {
-    throw new TypeError(
-      `BrowserTokenStore: \`key\` must name the account's tokens, such as { key: 'orders-api' }; got ${shown(given.key)}.`,
-    );
-  }
-  if (given.storage !== undefined && !['local', 'session', 'none'].includes(given.storage)) {
-    throw new TypeError(
-      `BrowserTokenStore: \`storage\` must be 'local', 'session' or 'none'; got ${shown(given.storage)}.`,
-    );
-  }
-  if (given.keepAccessInMemory !== undefined && typeof given.keepAccessInMemory !== 'boolean') {
-    throw new TypeError(
-      `BrowserTokenStore: \`keepAccessInMemory\` must be true or false; got ${shown(given.keepAccessInMemory)}.`,
-    );
-  }
-  return { ...BROWSER_DEFAULTS, ...given } as Required<BrowserTokenStoreOptions>;
-}
+/** Where forAccount hands the new store what it takes from its parent: a symbol, so that no option of yours is it. */
+const PARENT = Symbol('the store an account is of');
 
-/**
- * Where the pair is kept: none for `'none'`. A storage the environment does not offer fails here, at creation, rather
- * than at the first request.
- */
-function pairStorage(kind: BrowserStorageKind): Storage | undefined {
-  if (kind === 'none') return undefined;
-  const storage = webStorage(kind);
-  if (!storage) {
-    throw new TypeError(
-      `BrowserTokenStore: \`storage: '${kind}'\` needs ${kind}Storage, which this environment does not offer ` +
-        `(a server render, or site data blocked by the browser's settings); create the store in the browser only, ` +
-        `or pass \`storage: 'none'\` where the browser blocks storage.`,
-    );
-  }
-  return storage;
+/** The options of a named account's store: its parent's, its name, and how it tells its parent it was let go. */
+interface AccountStoreOptions extends BrowserTokenStoreOptions {
+  [PARENT]?: { name: string; leave: () => void };
 }

@@ -3,9 +3,8 @@
  *
  * @module axios-token-keeper/file-store
  */
-import { randomUUID } from 'node:crypto';
-import { mkdirSync, watch } from 'node:fs';
-import type { FSWatcher, Stats } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
@@ -13,6 +12,8 @@ import { parseAccountRecord } from '../account-record.js';
 import { parseRecord, recordToJson } from './record.js';
 import type { FencedPair } from './record.js';
 import { Announcer } from './announcer.js';
+import { accountFileName, checkAccountName } from './account-key.js';
+import { DirectoryWatch } from './directory-watch.js';
 import { acquire, keepAlive, LEASE_DEFAULTS, Wakeup } from './lease.js';
 import type { Attempt, LeaseOptions } from './lease.js';
 import { checkStoreOptions, shown } from './options.js';
@@ -52,7 +53,8 @@ const FILE_OPTIONS: OptionNames<FileTokenStoreOptions> = {
  *
  * Beside `tokens.json` live `tokens.json.lock` (while a process holds the lock) and `tokens.json.fence` (the number of
  * the last lock granted). The fence refuses the writes of a holder whose lease lapsed (a paused process); as a file
- * system has no atomic compare-and-rename, that holds for a pause before the write starts, not within it.
+ * system has no atomic compare-and-rename, that holds for a pause before the write starts, not within it. The named
+ * accounts' files are in `tokens.json.accounts/` (see {@link FileTokenStore.forAccount}).
  *
  * @example
  * import { FileTokenStore } from 'axios-token-keeper/file-store';
@@ -67,7 +69,12 @@ export class FileTokenStore implements TokenStore {
   private readonly options: Required<FileTokenStoreOptions>;
   private readonly announcer = new Announcer();
   private readonly wakeup = new Wakeup();
-  private watcher: FSWatcher | undefined;
+  /** The watch of the token file's directory: this store's own, or the one its parent's accounts share. */
+  private directoryWatch: DirectoryWatch;
+  /** Ends this store's listening to that watch; set while it has listeners. */
+  private unwatch: (() => void) | undefined;
+  /** The watch of `tokens.json.accounts/`, made for the first account that listens, shared by every account. */
+  private accountsWatch: DirectoryWatch | undefined;
 
   /**
    * @param path The token file. Its directory is created (mode 0700) when missing; keep it where only this
@@ -90,6 +97,27 @@ export class FileTokenStore implements TokenStore {
     this.fencePath = `${this.path}.fence`;
     this.accountPath = `${this.path}.account`;
     this.options = { ...FILE_DEFAULTS, ...options };
+    this.directoryWatch = new DirectoryWatch(dirname(this.path));
+  }
+
+  /**
+   * The store of account `name`, with the same options: its token file, lock, fence and record are
+   * `tokens.json.accounts/<name>.json`, `.json.lock`, `.json.fence` and `.json.account`, locked on their own. The name
+   * is escaped (see `escapeAccountName`): letters, digits, `_` and `-` as they are, anything else as `%XX`, so that no
+   * name holds a `.` or a `/` and reaches another account's files or leaves the directory; past 128 characters, with a
+   * capital letter, or for a Windows device name, it is cut and followed by `+` and its SHA-256. The directory is
+   * created (mode 0700) at the first write. The accounts share one watch of it; this store keeps none of them.
+   *
+   * @example
+   * const store = new FileTokenStore('/var/lib/my-app/tokens.json');
+   * store.forAccount('tenant-42'); // /var/lib/my-app/tokens.json.accounts/tenant-42.json
+   */
+  forAccount(name: string): FileTokenStore {
+    checkAccountName('FileTokenStore', name);
+    const directory = `${this.path}.accounts`;
+    const store = new FileTokenStore(join(directory, `${accountFileName(name, sha256Hex)}.json`), this.options);
+    store.directoryWatch = this.accountsWatch ??= new DirectoryWatch(directory);
+    return store;
   }
 
   /** The stored pair, or null; rejects, naming the file, when the file is not a token file of this package. */
@@ -172,10 +200,20 @@ export class FileTokenStore implements TokenStore {
 
   subscribe(listener: (pair: TokenPair | null) => void): () => void {
     const remove = this.announcer.add(listener);
-    if (this.options.watch) this.startWatching();
+    if (this.options.watch) {
+      const file = basename(this.path);
+      this.unwatch ??= this.directoryWatch.on([file, basename(this.lockPath)], (name) => {
+        if (name === file) void this.onFileEvent();
+        else this.wakeup.wake();
+      });
+      // A watch that failed is tried again.
+      this.directoryWatch.start();
+    }
     return () => {
       remove();
-      if (this.announcer.size === 0) this.stopWatching();
+      if (this.announcer.size > 0) return;
+      this.unwatch?.();
+      this.unwatch = undefined;
     };
   }
 
@@ -314,33 +352,6 @@ export class FileTokenStore implements TokenStore {
     }
   }
 
-  private startWatching(): void {
-    if (this.watcher) return;
-    try {
-      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-      // The directory, not the file: a rename replaces the file, and a watch on the old one would go quiet.
-      const watcher = watch(dirname(this.path), { persistent: false }, (_event, name) => {
-        // Deno ignores `persistent: false`, and its unref() lets go only of the wait in progress: after each event
-        // the watch waits again, holding the process, until unref() is called anew. That wait starts when this
-        // listener returns, hence the microtask. On Node and Bun, unref() again changes nothing.
-        queueMicrotask(() => watcher.unref?.());
-        if (name === basename(this.lockPath)) this.wakeup.wake();
-        if (name === basename(this.path)) void this.onFileEvent();
-      });
-      watcher.unref?.();
-      this.watcher = watcher;
-      // Watching only saves a 401 round trip; without it, the lock and the re-read under it keep things right.
-      this.watcher.on('error', () => this.stopWatching());
-    } catch {
-      this.watcher = undefined;
-    }
-  }
-
-  private stopWatching(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
-  }
-
   private async onFileEvent(): Promise<void> {
     this.wakeup.wake();
     const text = await readFile(this.path, 'utf8').catch(() => undefined);
@@ -351,6 +362,10 @@ export class FileTokenStore implements TokenStore {
       // A file that is not ours is reported by get(), where the plugin can say so; an event cannot.
     }
   }
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 function hasErrorCode(error: unknown, code: string): boolean {

@@ -1,5 +1,5 @@
 // The Redis clients RedisTokenStore takes, each family behind a small adapter that speaks the store's one vocabulary:
-// `eval(script, keys, args)`, `get(key)` and a subscription to one channel. ioredis (5 and 6, `Redis` and `Cluster`)
+// `eval(script, keys, args)`, `get(key)` and subscriptions to channels. ioredis (5 and 6, `Redis` and `Cluster`)
 // and node-redis (4 to 6, `createClient()` and `createCluster()`) differ in how a script's keys and arguments are
 // passed, in how a message reaches its listener, and in whether a client connects by itself. Neither library is
 // imported: a client is recognised by its shape, and one the store cannot use is refused here, at construction.
@@ -41,13 +41,13 @@ export type RedisClientLike = IoredisClientLike | NodeRedisClientLike | NodeRedi
 
 /** An ioredis connection for pub/sub: `redis.duplicate()` (or `cluster.duplicate()`). */
 export interface IoredisSubscriberLike {
-  /** `SUBSCRIBE` to the account's channel. */
+  /** `SUBSCRIBE` to an account's channel. */
   subscribe(channel: string): Promise<unknown>;
-  /** `UNSUBSCRIBE`, on `close()`. */
+  /** `UNSUBSCRIBE`, once nothing listens to the channel any more. */
   unsubscribe(channel: string): Promise<unknown>;
   /** Adds the listener of published messages. */
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
-  /** Removes it, on `close()`. */
+  /** Removes it, once nothing listens to any channel. */
   off(event: 'message', listener: (channel: string, message: string) => void): unknown;
 }
 
@@ -58,7 +58,7 @@ export interface IoredisSubscriberLike {
 export interface NodeRedisSubscriberLike {
   /** `SUBSCRIBE`, with the listener of the channel's messages. */
   subscribe(channel: string, listener: NodeRedisListener): Promise<unknown>;
-  /** `UNSUBSCRIBE` that listener, on `close()`. */
+  /** `UNSUBSCRIBE` that listener, once nothing listens to the channel any more. */
   unsubscribe(channel: string, listener: NodeRedisListener): Promise<unknown>;
   /** Whether `connect()` was called: a subscriber that is not open is refused. */
   readonly isOpen: boolean;
@@ -81,12 +81,15 @@ export interface RedisCommands {
   get(key: string): Promise<string | null>;
 }
 
-/** One channel listened to on the subscriber connection. */
+/** The channels listened to on the subscriber connection, each with one listener of its messages. */
 export interface RedisSubscription {
-  /** Subscribes and calls `onMessage` with each message of `channel`; when SUBSCRIBE fails, it listens no more. */
+  /**
+   * Subscribes to `channel` and calls `onMessage` with each of its messages; when SUBSCRIBE fails, it listens no more.
+   * A channel listened to already is not listened to twice: the caller holds one listener per channel.
+   */
   listen(channel: string, onMessage: (message: string) => void): Promise<void>;
-  /** Stops listening to the channel it listens to. */
-  stop(): Promise<void>;
+  /** Stops listening to `channel`. */
+  stop(channel: string): Promise<void>;
 }
 
 /** The fields a recognised client is told apart by (all read, none called, before it is accepted). */
@@ -264,51 +267,50 @@ function nodeRedisClusterCommands(cluster: NodeRedisClusterLike): RedisCommands 
 }
 
 function ioredisSubscription(subscriber: IoredisSubscriberLike): RedisSubscription {
-  let current: { channel: string; listener: (channel: string, message: unknown) => void } | undefined;
-  const stop = async (): Promise<void> => {
-    if (!current) return;
-    const { channel, listener } = current;
-    current = undefined;
-    subscriber.off('message', listener);
-    await subscriber.unsubscribe(channel);
+  const channels = new Map<string, (message: string) => void>();
+  // ioredis hands every channel's messages to every listener: one listener, while any channel is listened to, hands
+  // each message to its channel's.
+  const listener = (heard: string, message: unknown): void => channels.get(heard)?.(text(message) ?? '');
+  const forget = (channel: string): void => {
+    channels.delete(channel);
+    if (channels.size === 0) subscriber.off('message', listener);
   };
   return {
     async listen(channel, onMessage) {
-      // ioredis hands every channel's messages to every listener: this one keeps the store's.
-      const listener = (heard: string, message: unknown): void => {
-        if (heard === channel) onMessage(text(message) ?? '');
-      };
-      current = { channel, listener };
-      subscriber.on('message', listener);
+      if (channels.size === 0) subscriber.on('message', listener);
+      channels.set(channel, onMessage);
       try {
         await subscriber.subscribe(channel);
       } catch (error) {
-        subscriber.off('message', listener);
-        current = undefined;
+        if (channels.get(channel) === onMessage) forget(channel);
         throw error;
       }
     },
-    stop,
+    async stop(channel) {
+      if (!channels.has(channel)) return;
+      forget(channel);
+      await subscriber.unsubscribe(channel);
+    },
   };
 }
 
 function nodeRedisSubscription(subscriber: NodeRedisSubscriberLike): RedisSubscription {
-  let current: { channel: string; listener: NodeRedisListener } | undefined;
+  const channels = new Map<string, NodeRedisListener>();
   return {
     async listen(channel, onMessage) {
       const listener: NodeRedisListener = (message) => onMessage(text(message) ?? '');
-      current = { channel, listener };
+      channels.set(channel, listener);
       try {
         await subscriber.subscribe(channel, listener);
       } catch (error) {
-        current = undefined;
+        if (channels.get(channel) === listener) channels.delete(channel);
         throw error;
       }
     },
-    async stop() {
-      if (!current) return;
-      const { channel, listener } = current;
-      current = undefined;
+    async stop(channel) {
+      const listener = channels.get(channel);
+      if (!listener) return;
+      channels.delete(channel);
       // Only this listener: another store on the same connection and channel goes on hearing.
       await subscriber.unsubscribe(channel, listener);
     },

@@ -11,16 +11,23 @@ import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLo
 import { parseAccountRecord } from '../account-record.js';
 import { parseRecord, recordToJson } from './record.js';
 import { Announcer } from './announcer.js';
-import { acquire, keepAlive, LEASE_DEFAULTS, Wakeup } from './lease.js';
-import type { Attempt, LeaseOptions } from './lease.js';
-import { checkStoreOptions, shown } from './options.js';
-import type { OptionNames } from './options.js';
+import { acquire, keepAlive, Wakeup } from './lease.js';
+import type { Attempt } from './lease.js';
+import { shown } from './options.js';
+import { resolveRedisOptions } from './redis-options.js';
+import type { RedisTokenStoreOptions, ResolvedRedisOptions } from './redis-options.js';
 import { commandsOf, subscriptionOf } from './redis-clients.js';
-import type { RedisCommands, RedisReply, RedisSubscription } from './redis-clients.js';
-import type { RedisClientLike, RedisSubscriberLike } from './redis-clients.js';
+import { EXTEND, LOCK, RELEASE, WRITE, WRITE_ACCOUNT } from './redis-scripts.js';
+import { RedisChannels } from './redis-channels.js';
+import { checkAccountName, escapeAccountName } from './account-key.js';
+import type { RedisCommands, RedisReply } from './redis-clients.js';
+import type { RedisClientLike } from './redis-clients.js';
 
 /** The lock's lease options, which this store's options extend. */
 export type { LeaseOptions } from './lease.js';
+
+/** The store's options. */
+export type { RedisTokenStoreOptions } from './redis-options.js';
 
 /** The clients the store takes, as their shapes: neither ioredis nor node-redis is imported. */
 export type {
@@ -34,119 +41,16 @@ export type {
   RedisSubscriberLike,
 } from './redis-clients.js';
 
-/** Options of {@link RedisTokenStore}. Only `prefix` is required. */
-export interface RedisTokenStoreOptions extends LeaseOptions {
-  /**
-   * Names this account's keys: `{prefix}:pair`, `{prefix}:lock`, `{prefix}:fence` and `{prefix}:account` (the
-   * account's record: its login pause, back-off and budget; the braces keep them in one Redis Cluster slot). One
-   * prefix per account: two accounts under one prefix would swap tokens.
-   */
-  prefix: string;
-  /**
-   * A second connection, in subscriber mode, that the store listens on: every process then switches to a new pair
-   * as soon as it is written, and waiters for the lock wake when it is released instead of polling. With ioredis
-   * `redis.duplicate()`; with node-redis `client.duplicate()`, connected, or the cluster itself with
-   * `createCluster()` (it subscribes through a connection of its own). The store never closes it; `close()` stops
-   * listening.
-   * @default none: waiters poll every `pollMs`, and processes learn of a new pair from their next 401
-   */
-  subscriber?: RedisSubscriberLike;
-  /**
-   * The pair's key (and the fence's) expires this long after its last write, so the pair of an account nobody uses
-   * any more goes. Longer than `lockTtlMs`.
-   * @default 86_400_000 (one day)
-   */
-  keyTtlMs?: number;
-}
-
-const REDIS_DEFAULTS = { ...LEASE_DEFAULTS, keyTtlMs: 86_400_000 } satisfies Required<
-  Omit<RedisTokenStoreOptions, 'prefix' | 'subscriber'>
->;
-
 /** How far apart the processes that heard one release try the lock: far more than a read of the pair takes. */
 const RELEASE_SPREAD_MS = 50;
-
-const REDIS_OPTIONS: OptionNames<RedisTokenStoreOptions> = {
-  lockTtlMs: true,
-  lockTimeoutMs: true,
-  pollMs: true,
-  keyTtlMs: true,
-  prefix: true,
-  subscriber: true,
-};
-
-/**
- * The fence of the last grant, or of the stored record if greater: not an `INCR` of the fence key alone, which would
- * count again from 1 once that key expired or was deleted. Lua shared by LOCK and WRITE, for KEYS[2] the fence and
- * `current` the pair's value as read (or false).
- */
-const LATEST_FENCE = `
-local function latest_fence(current)
-  local latest = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if current then
-    local ok, record = pcall(cjson.decode, current)
-    if ok and type(record) == 'table' and type(record.fence) == 'number' and record.fence > latest then latest = record.fence end
-  end
-  return latest
-end`;
-
-/**
- * Takes the lock (KEYS[3]) with a fence greater than any granted or written before; or tells how long the current
- * lease has left, and what the pair is now (so that a waiter learns of a new pair without another command).
- */
-const LOCK = `${LATEST_FENCE}
-if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local fence = latest_fence(redis.call('GET', KEYS[1])) + 1
-  redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
-  return {1, fence}
-end
-return {0, redis.call('PTTL', KEYS[3]), redis.call('GET', KEYS[1])}`;
-
-/** Extends the lease, if the lock is still this holder's. */
-const EXTEND = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`;
-
-/** Compare and delete: a lease that lapsed may be another holder's lock by now. */
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], 'released')
-  return 1
-end
-return 0`;
-
-/**
- * Writes (or, with an empty record, deletes) the pair unless a later lock was granted than the writer's fence.
- * A value there that is not a record of ours is left alone (-1): a wrong prefix must lose nothing.
- */
-const WRITE = `${LATEST_FENCE}
-local current = redis.call('GET', KEYS[1])
-if current then
-  local ok, record = pcall(cjson.decode, current)
-  if not ok or type(record) ~= 'table' or record.version ~= 1 then return -1 end
-end
-if ARGV[2] ~= '' and tonumber(ARGV[2]) < latest_fence(current) then return 0 end
-if ARGV[1] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3]) end
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
-redis.call('PUBLISH', ARGV[4], 'changed')
-return 1`;
-
-/**
- * Writes the account's record (KEYS[3]) for as long as it says something (ARGV[3] ms; none: deleted), unless a later
- * lock was granted than the writer's fence (ARGV[2]), as WRITE does for the pair.
- */
-const WRITE_ACCOUNT = `${LATEST_FENCE}
-if ARGV[2] ~= '' and tonumber(ARGV[2]) < latest_fence(redis.call('GET', KEYS[1])) then return 0 end
-if tonumber(ARGV[3]) <= 0 then redis.call('DEL', KEYS[3]) else redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[3]) end
-return 1`;
 
 /**
  * Keeps the pair in Redis, for processes on any number of hosts (containers, cluster workers, serverless). One
  * process renews at a time under a lock (`SET NX PX`, a fence one past both the last grant and the stored record's,
  * compare-and-delete release), and the others take its pair without calling the service. Takes your client as it
  * is: ioredis 5 or 6 (`Redis`, `Cluster`) or node-redis 4, 5 or 6 (`createClient()`, `createCluster()`), RESP2 or
- * RESP3; both stay optional peers. A client it cannot use is refused at construction (see the constructor).
+ * RESP3; both stay optional peers. A client it cannot use is refused at construction (see the constructor). One store
+ * keeps any number of accounts ({@link RedisTokenStore.forAccount}), on its two connections.
  *
  * @example
  * import Redis from 'ioredis';
@@ -168,14 +72,22 @@ return 1`;
 export class RedisTokenStore implements TokenStore {
   private readonly keys: { pair: string; lock: string; fence: string; account: string };
   private readonly channel: string;
-  private readonly options: Required<Omit<RedisTokenStoreOptions, 'subscriber'>>;
+  private readonly options: ResolvedRedisOptions;
+  /** The client as given: the accounts' stores are made with it, and share its adapter. */
+  private readonly given: RedisClientLike;
   private readonly client: RedisCommands;
-  private readonly subscriber: RedisSubscription | undefined;
+  /** The channels listened to on the subscriber connection, shared with the accounts' stores; none without one. */
+  private readonly channels: RedisChannels | undefined;
+  /** What the keys' braces hold: the prefix, then `#` and an escaped name for a named account. */
+  private readonly tag: string;
+  /** A named account's store (forAccount), which nobody closes: it stops listening with its last listener. */
+  private readonly named: boolean;
   private readonly announcer = new Announcer();
   private readonly wakeup = new Wakeup();
+  /** Set while this store listens to its channel, from the SUBSCRIBE sent. */
   private listening: Promise<unknown> | undefined;
-  /** The subscription is confirmed: releases wake the waiters, and polling is only the fallback. */
-  private subscribed = false;
+  /** The lock waits under way, which listen for releases. */
+  private lockWaits = 0;
   private closed = false;
 
   /**
@@ -188,27 +100,53 @@ export class RedisTokenStore implements TokenStore {
    * `prefix` is missing, or an option is out of range.
    */
   constructor(client: RedisClientLike, options: RedisTokenStoreOptions) {
-    this.client = commandsOf(client);
-    // No options at all is a missing prefix, which the next check names.
-    checkStoreOptions('RedisTokenStore', options ?? {}, REDIS_OPTIONS);
-    if (typeof options?.prefix !== 'string' || options.prefix === '') {
+    // No options at all is a missing prefix, which the checks name.
+    const parent = (options as AccountStoreOptions | undefined)?.[PARENT];
+    this.given = client;
+    // A named account's store shares its parent's client, checked when the parent was made.
+    this.client = parent?.client ?? commandsOf(client);
+    const { options: resolved, subscriber } = resolveRedisOptions(options ?? {});
+    this.options = resolved;
+    this.channels = parent ? parent.channels : subscriber && new RedisChannels(subscriptionOf(subscriber, client));
+    this.named = parent !== undefined;
+    this.tag = parent?.tag ?? resolved.prefix;
+    // `#` after the braces, where the default account of every prefix has `:`, so that no named account's key is
+    // ever a default account's, whatever the prefixes.
+    const key = (name: string) => `{${this.tag}}${this.named ? '#' : ':'}${name}`;
+    this.keys = { pair: key('pair'), lock: key('lock'), fence: key('fence'), account: key('account') };
+    this.channel = key('changed');
+  }
+
+  /**
+   * The store of account `name`, with the same options, on the same two connections (one client and one subscriber
+   * for every account): its keys are `{prefix#name}#pair`, `#lock`, `#fence` and `#account`, its channel
+   * `{prefix#name}#changed`, with the name escaped (see `escapeAccountName`: letters, digits, `_` and `-` as they are,
+   * anything else as `%XX`, so that it holds no `#`, `{`, `}` or `:`). The braces hash each account's keys to the slot
+   * of its own tag, so a Cluster spreads the accounts over its masters; the `#` after them keeps a named account's
+   * keys apart from any default account's. It listens on the subscriber while it has listeners, and is forgotten when
+   * its last listener goes: this store keeps none of its accounts' stores.
+   *
+   * @throws TypeError when the prefix holds `#`, which would let an account's keys be those of another prefix's
+   * account (`a#b` with account `c`, and `a` with the account `b` of its account `c`).
+   *
+   * @example
+   * const store = new RedisTokenStore(redis, { prefix: 'tokens:orders', subscriber: redis.duplicate() });
+   * store.forAccount('tenant-42'); // {tokens:orders#tenant-42}#pair, …
+   */
+  forAccount(name: string): RedisTokenStore {
+    checkAccountName('RedisTokenStore', name);
+    const { prefix } = this.options;
+    if (prefix.includes('#')) {
       throw new TypeError(
-        `RedisTokenStore: \`prefix\` is required: one string per account, such as "tokens:orders-service"; got ${shown(options?.prefix)}.`,
+        `RedisTokenStore: \`prefix\` ${shown(prefix)} holds \`#\`, which separates an account's name in its keys, so ` +
+          'that two accounts could share keys: give the store a prefix without `#` to keep named accounts in it.',
       );
     }
-    if ((options.keyTtlMs ?? REDIS_DEFAULTS.keyTtlMs) <= (options.lockTtlMs ?? REDIS_DEFAULTS.lockTtlMs)) {
-      throw new TypeError(
-        'RedisTokenStore: `keyTtlMs` must be longer than `lockTtlMs`, or the fence could expire while a lock is held.',
-      );
-    }
-    const { subscriber, prefix, ...timing } = options;
-    this.subscriber = subscriber === undefined ? undefined : subscriptionOf(subscriber, client);
-    const merged = { ...REDIS_DEFAULTS, ...timing };
-    // PX and PEXPIRE take whole milliseconds.
-    this.options = { ...merged, lockTtlMs: Math.ceil(merged.lockTtlMs), keyTtlMs: Math.ceil(merged.keyTtlMs), prefix };
-    const tag = `{${prefix}}`;
-    this.keys = { pair: `${tag}:pair`, lock: `${tag}:lock`, fence: `${tag}:fence`, account: `${tag}:account` };
-    this.channel = `${tag}:changed`;
+    const options: AccountStoreOptions = {
+      ...this.options,
+      [PARENT]: { client: this.client, channels: this.channels, tag: `${this.tag}#${escapeAccountName(name)}` },
+    };
+    return new RedisTokenStore(this.given, options);
   }
 
   /** The stored pair, or null; rejects, naming the key, when the value there is not a record of this package. */
@@ -249,18 +187,25 @@ export class RedisTokenStore implements TokenStore {
    * `request.signal` then aborts stops waiting without the lock.
    */
   async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
-    // Listening before the first try, so that the release is not missed; but never waiting on pub/sub for long.
-    await settle(this.listen(), { ms: Math.min(this.options.pollMs, this.options.lockTimeoutMs) });
     const owner = randomUUID();
     const release = () => this.command(this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]));
-    const fence = await acquire(() => this.tryLock(owner), {
-      ...this.options,
-      request,
-      wakeup: this.wakeup,
-      what: `The Redis lock ${this.keys.lock}`,
-      abandon: release,
-      hearsReleases: () => this.subscribed,
-    });
+    this.lockWaits += 1;
+    let fence: number;
+    try {
+      // Listening before the first try, so that the release is not missed; but never waiting on pub/sub for long.
+      await settle(this.listen(), { ms: Math.min(this.options.pollMs, this.options.lockTimeoutMs) });
+      fence = await acquire(() => this.tryLock(owner), {
+        ...this.options,
+        request,
+        wakeup: this.wakeup,
+        what: `The Redis lock ${this.keys.lock}`,
+        abandon: release,
+        hearsReleases: () => this.listening !== undefined && this.channels?.subscribed(this.channel) === true,
+      });
+    } finally {
+      this.lockWaits -= 1;
+      this.unlistenWhenUnheard();
+    }
     const extend = async () =>
       integer(await this.command(this.client.eval(EXTEND, [this.keys.lock], [owner, this.options.lockTtlMs]))) === 1;
     const lease = keepAlive(extend, this.options.lockTtlMs);
@@ -276,16 +221,20 @@ export class RedisTokenStore implements TokenStore {
   subscribe(listener: (pair: TokenPair | null) => void): () => void {
     const remove = this.announcer.add(listener);
     void this.listen();
-    return remove;
+    return () => {
+      remove();
+      this.unlistenWhenUnheard();
+    };
   }
 
-  /** Stops listening on the subscriber connection, for good (the connection stays open: it is yours). */
+  /**
+   * Stops listening on the subscriber connection, for good (the connection stays open: it is yours); the store you
+   * made stops its accounts' stores listening too.
+   */
   async close(): Promise<void> {
     this.closed = true;
-    if (!this.subscriber || !this.listening) return;
-    this.listening = undefined;
-    this.subscribed = false;
-    await this.subscriber.stop();
+    await this.unlisten();
+    if (!this.named) await this.channels?.close();
   }
 
   private async tryLock(owner: string): Promise<Attempt<number>> {
@@ -313,22 +262,33 @@ export class RedisTokenStore implements TokenStore {
     return true;
   }
 
-  /** Subscribes once; until it is confirmed, or without a subscriber, waiters poll. */
+  /** Listens to the channel once; until Redis confirms it, or without a subscriber, waiters poll. */
   private listen(): Promise<unknown> {
-    const subscriber = this.subscriber;
-    if (!subscriber || this.closed) return Promise.resolve();
+    const channels = this.channels;
+    if (!channels || this.closed) return Promise.resolve();
     if (!this.listening) {
-      this.listening = subscriber.listen(this.channel, this.onMessage).then(
-        () => {
-          this.subscribed = !this.closed;
-        },
-        () => {
-          // Pub/sub only saves waiting; without it, polling and the re-read under the lock keep things right.
-          this.listening = undefined;
-        },
-      );
+      const listening: Promise<void> = channels.add(this.channel, this.onMessage).then((subscribed) => {
+        // Pub/sub only saves waiting; without it, polling and the re-read under the lock keep things right. The
+        // next listen() tries again.
+        if (!subscribed && this.listening === listening) void this.unlisten();
+      });
+      this.listening = listening;
     }
     return this.listening;
+  }
+
+  private unlisten(): Promise<void> {
+    if (!this.listening || !this.channels) return Promise.resolve();
+    this.listening = undefined;
+    return this.channels.remove(this.channel, this.onMessage);
+  }
+
+  /**
+   * A named account's store stops listening once nothing listens to it nor waits for its lock: the plugin has dropped
+   * the account, and will never close it. The store the user made listens until `close()`.
+   */
+  private unlistenWhenUnheard(): void {
+    if (this.named && this.announcer.size === 0 && this.lockWaits === 0) void this.unlisten();
   }
 
   /**
@@ -374,6 +334,14 @@ export class RedisTokenStore implements TokenStore {
   private where(): string {
     return `The Redis key ${this.keys.pair}`;
   }
+}
+
+/** Where forAccount hands the new store what it shares with its parent: a symbol, so that no option of yours is it. */
+const PARENT = Symbol('the store an account is of');
+
+/** The options of a named account's store: its parent's, and what it shares with it. */
+interface AccountStoreOptions extends RedisTokenStoreOptions {
+  [PARENT]?: { client: RedisCommands; channels: RedisChannels | undefined; tag: string };
 }
 
 /** An integer reply, whether the client gave it as a number or as a string (ioredis' `stringNumbers`). */

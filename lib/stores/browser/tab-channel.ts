@@ -5,8 +5,15 @@ import type { FencedPair } from '../record.js';
 /** How long a tab that knows no pair waits for another tab to tell it one. */
 const ASK_PEERS_MS = 150;
 
-/** What the tabs of one key say to each other: a question for the pair, a record, a lease let go. */
-type Message = { type: 'ask' } | { type: 'pair'; fence: number; pair: TokenPair | null } | { type: 'released' };
+/**
+ * What the tabs of one key say to each other: a question for the pair, a record of the pair, the account's record as
+ * written (JSON text), a lease let go.
+ */
+type Message =
+  | { type: 'ask' }
+  | { type: 'pair'; fence: number; pair: TokenPair | null }
+  | { type: 'account'; fence: number; text: string }
+  | { type: 'released' };
 
 /** What the channel needs of the tab it speaks for. */
 export interface ChannelHost {
@@ -14,34 +21,48 @@ export interface ChannelHost {
   known(): FencedPair | undefined;
   /** Another tab told of a record, which may be older than the one this tab knows. */
   told(record: FencedPair): void;
+  /** Another tab told of the account's record it wrote under `fence`. */
+  toldAccount(fence: number, text: string): void;
   /** A message came, of any kind: a tab waiting for the lease looks again. */
   stirred(): void;
 }
 
 /**
  * The tabs' BroadcastChannel, over which they hand each other records, and the waits for what it (or a storage event)
- * brings. Without BroadcastChannel it says nothing and hears nothing.
+ * brings. Without BroadcastChannel, or while closed, it says nothing and hears nothing.
  */
 export class TabChannel {
-  private readonly broadcast: BroadcastChannel | undefined;
+  private broadcast: BroadcastChannel | undefined;
   /** Conditions waited for (an answer from another tab, the last writer's record), checked whenever a record arrives. */
   private readonly watchers = new Set<() => void>();
-  private closed = false;
 
   constructor(
-    name: string,
+    private readonly name: string,
     private readonly host: ChannelHost,
   ) {
-    if (typeof BroadcastChannel !== 'function') return;
-    this.broadcast = new BroadcastChannel(name);
-    this.broadcast.onmessage = (event: MessageEvent<Message>) => this.received(event.data);
+    this.open();
+  }
+
+  /** Opens the channel, unless it is open: a store of an account that was let go and is listened to again opens it. */
+  open(): void {
+    if (this.broadcast || typeof BroadcastChannel !== 'function') return;
+    const broadcast = new BroadcastChannel(this.name);
+    broadcast.onmessage = (event: MessageEvent<Message>) => {
+      if (this.broadcast === broadcast) this.received(event.data);
+    };
     // Node has BroadcastChannel too (server renders, tests): it must not keep a process alive.
-    (this.broadcast as { unref?: () => void }).unref?.();
+    (broadcast as { unref?: () => void }).unref?.();
+    this.broadcast = broadcast;
   }
 
   /** Tells the other tabs of a record this tab wrote. */
   tell(record: FencedPair): void {
     this.post({ type: 'pair', ...record });
+  }
+
+  /** Tells the other tabs of the account's record this tab wrote under `fence`. */
+  tellAccount(fence: number, text: string): void {
+    this.post({ type: 'account', fence, text });
   }
 
   /** Tells the other tabs that this tab let go of the lease. */
@@ -82,13 +103,14 @@ export class TabChannel {
     for (const watcher of [...this.watchers]) watcher();
   }
 
+  /** Closes the channel: the browser keeps an open one, and with it the store, for as long as the tab lives. */
   close(): void {
-    this.closed = true;
     this.broadcast?.close();
+    this.broadcast = undefined;
   }
 
   private received(message: Message): void {
-    if (this.closed || typeof message !== 'object' || message === null) return;
+    if (typeof message !== 'object' || message === null) return;
     if (message.type === 'ask') {
       const known = this.host.known();
       if (known?.pair) this.post({ type: 'pair', ...known });
@@ -96,6 +118,10 @@ export class TabChannel {
       // Another tab, maybe of another version of the app: its record is checked as a stored one would be.
       if (typeof message.fence !== 'number' || (message.pair !== null && !isPair(message.pair))) return;
       this.host.told({ fence: message.fence, pair: message.pair });
+    } else if (message.type === 'account') {
+      if (typeof message.fence !== 'number' || typeof message.text !== 'string') return;
+      this.host.toldAccount(message.fence, message.text);
+      this.recheck();
     }
     this.host.stirred();
   }

@@ -1,5 +1,4 @@
 import type { TokenStoreLock } from '../../store-contract.js';
-import type { RecordView } from './record-view.js';
 import type { TabChannel } from './tab-channel.js';
 
 /**
@@ -17,12 +16,15 @@ const CATCH_UP_MS = 1_000;
 export class WebLock {
   /** The marker this tab holds, for the last fence it wrote. */
   private marker: { fence: number; release: () => void } | undefined;
+  /** The last fence this tab marked, and when its marker is held. */
+  private marking: { fence: number; done: Promise<void> } | undefined;
 
   constructor(
     private readonly locks: LockManager,
     private readonly lockName: string,
     private readonly lockTimeoutMs: number,
-    private readonly view: RecordView,
+    /** The fence of the newest write this tab can see, of the pair or of the account's record. */
+    private readonly newestFence: () => number,
     private readonly channel: TabChannel,
   ) {}
 
@@ -37,7 +39,7 @@ export class WebLock {
       // re-read under the lock sees it and does not spend a refresh token that holder has already spent.
       const written = await this.lastMarked();
       await this.catchUp(written);
-      return { fence: Math.max(written, this.view.newestFence()) + 1, release };
+      return { fence: Math.max(written, this.newestFence()) + 1, release };
     } catch (error) {
       release();
       throw error;
@@ -45,9 +47,11 @@ export class WebLock {
   }
 
   /** Marks `fence` as written by this tab, for the next holder of the lock to wait for. */
-  async mark(fence: number): Promise<void> {
+  mark(fence: number): Promise<void> {
+    // A turn that writes the pair and the account's record (at once) marks their fence once.
+    if (this.marking?.fence === fence) return this.marking.done;
     // The marker of an older write, if any, went when this tab learnt of this one.
-    await new Promise<void>((marked) => {
+    const done = new Promise<void>((marked) => {
       this.locks
         .request(`${this.lockName}@${fence}`, { mode: 'shared' }, () => {
           marked();
@@ -57,6 +61,8 @@ export class WebLock {
         })
         .catch(() => marked());
     });
+    this.marking = { fence, done };
+    return done;
   }
 
   /** This tab learnt of a write of `fence`: the marker of an older write goes. */
@@ -102,7 +108,7 @@ export class WebLock {
 
   /** Resolves once this tab has seen a record of `fence` or newer; after a while it asks the others, then gives up. */
   private async catchUp(fence: number): Promise<void> {
-    if (await this.channel.until(() => this.view.newestFence() >= fence, CATCH_UP_MS)) return;
+    if (await this.channel.until(() => this.newestFence() >= fence, CATCH_UP_MS)) return;
     await this.channel.ask((known) => known.fence >= fence);
   }
 

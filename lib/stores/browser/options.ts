@@ -1,0 +1,118 @@
+// The options of BrowserTokenStore: what each does, their defaults, and their checks, which name the option at fault;
+// and the storage an option asks for, which must be there when the store is created.
+import { webStorage } from './environment.js';
+import { LEASE_DEFAULTS } from '../lease.js';
+import { checkStoreOptions, shown } from '../options.js';
+import type { OptionNames } from '../options.js';
+
+/** Where `BrowserTokenStore` writes the pair. */
+export type BrowserStorageKind = 'local' | 'session' | 'none';
+
+/**
+ * How the tabs of one origin take turns renewing: the Web Locks API where the browser has it; otherwise a lease
+ * kept in `localStorage`; otherwise within this tab only.
+ */
+export type BrowserLocking = 'web-locks' | 'storage-lease' | 'tab';
+
+/** Options of `BrowserTokenStore`. Only `key` is required. */
+export interface BrowserTokenStoreOptions {
+  /**
+   * Names the storage entry, the lock and the BroadcastChannel of one account: tabs with the same key share one
+   * pair. Use one key per service, and `BrowserTokenStore.forAccount` for its accounts (the key may then not
+   * hold `#`), or one key per account.
+   */
+  key: string;
+  /**
+   * `'local'`: `localStorage`, shared by the tabs of the origin and kept across browser restarts, so a reopened app
+   * makes no login. `'session'`: `sessionStorage`, kept per tab until it closes; tabs still share through the
+   * channel. `'none'`: in memory only; a reload logs in again unless another tab of the app is open.
+   * Anything in storage can be read by a script injected into the page (XSS): see `keepAccessInMemory`.
+   * @default 'local'
+   */
+  storage?: BrowserStorageKind;
+  /**
+   * Write only the refresh token to storage and keep the access token in memory, where tabs hand it to each other
+   * over the BroadcastChannel. A tab that opens when no other tab is open renews once, through the refresh token.
+   * @default false
+   */
+  keepAccessInMemory?: boolean;
+  /**
+   * How long a tab waits for another tab's renewal before it gives up and renews without the lock (reported as
+   * `STORE_FAILED`). Longer than the longest renewal, so that a tab that is merely slow is waited for; the browser
+   * frees a closed tab's Web Lock at once.
+   * @default 120_000
+   */
+  lockTimeoutMs?: number;
+  /**
+   * Without Web Locks only: the length of the lease kept in `localStorage`. The holder extends it while it renews;
+   * a tab that was closed mid-renewal blocks the others this long at most.
+   * @default 10_000
+   */
+  lockTtlMs?: number;
+  /**
+   * Without Web Locks only: how often a waiting tab looks at the lease again; it also looks when the lease changes.
+   * @default 50
+   */
+  pollMs?: number;
+}
+
+const BROWSER_DEFAULTS = {
+  storage: 'local' as BrowserStorageKind,
+  keepAccessInMemory: false,
+  ...LEASE_DEFAULTS,
+} satisfies Required<Omit<BrowserTokenStoreOptions, 'key'>>;
+
+const BROWSER_OPTIONS: OptionNames<BrowserTokenStoreOptions> = {
+  key: true,
+  storage: true,
+  keepAccessInMemory: true,
+  lockTimeoutMs: true,
+  lockTtlMs: true,
+  pollMs: true,
+};
+
+/** The options checked, with their defaults; a TypeError naming the option for one that is wrong. */
+export function checkOptions(options: BrowserTokenStoreOptions): Required<BrowserTokenStoreOptions> {
+  const given = checkStoreOptions('BrowserTokenStore', options, BROWSER_OPTIONS) as Partial<BrowserTokenStoreOptions>;
+  if (typeof given.key !== 'string' || given.key === '') {
+    throw new TypeError(
+      `BrowserTokenStore: \`key\` must name the account's tokens, such as { key: 'orders-api' }; got ${shown(given.key)}.`,
+    );
+  }
+  if (given.storage !== undefined && !['local', 'session', 'none'].includes(given.storage)) {
+    throw new TypeError(
+      `BrowserTokenStore: \`storage\` must be 'local', 'session' or 'none'; got ${shown(given.storage)}.`,
+    );
+  }
+  if (given.keepAccessInMemory !== undefined && typeof given.keepAccessInMemory !== 'boolean') {
+    throw new TypeError(
+      `BrowserTokenStore: \`keepAccessInMemory\` must be true or false; got ${shown(given.keepAccessInMemory)}.`,
+    );
+  }
+  // Named one by one: what else the object holds (a store of an account's link to its parent) is not an option.
+  return {
+    key: given.key,
+    storage: given.storage ?? BROWSER_DEFAULTS.storage,
+    keepAccessInMemory: given.keepAccessInMemory ?? BROWSER_DEFAULTS.keepAccessInMemory,
+    lockTimeoutMs: given.lockTimeoutMs ?? BROWSER_DEFAULTS.lockTimeoutMs,
+    lockTtlMs: given.lockTtlMs ?? BROWSER_DEFAULTS.lockTtlMs,
+    pollMs: given.pollMs ?? BROWSER_DEFAULTS.pollMs,
+  };
+}
+
+/**
+ * Where the pair is kept: none for `'none'`. A storage the environment does not offer fails here, at creation, rather
+ * than at the first request.
+ */
+export function pairStorage(kind: BrowserStorageKind): Storage | undefined {
+  if (kind === 'none') return undefined;
+  const storage = webStorage(kind);
+  if (!storage) {
+    throw new TypeError(
+      `BrowserTokenStore: \`storage: '${kind}'\` needs ${kind}Storage, which this environment does not offer ` +
+        `(a server render, or site data blocked by the browser's settings); create the store in the browser only, ` +
+        `or pass \`storage: 'none'\` where the browser blocks storage.`,
+    );
+  }
+  return storage;
+}

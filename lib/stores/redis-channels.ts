@@ -1,0 +1,92 @@
+// The channels a RedisTokenStore and the stores of its accounts listen to, on the one subscriber connection they share:
+// a channel is subscribed when its first listener comes and unsubscribed when its last goes, and each message goes to
+// the listeners of its channel. Nothing is kept of a channel nobody listens to, so an account dropped is forgotten.
+import type { RedisSubscription } from './redis-clients.js';
+
+/** One channel: its listeners, and where its subscription stands. */
+interface Channel {
+  readonly listeners: Set<(message: string) => void>;
+  /** Redis confirmed the SUBSCRIBE, and no UNSUBSCRIBE was sent since. */
+  subscribed: boolean;
+  /** The SUBSCRIBE and UNSUBSCRIBE of this channel, one after the other, so that they reach Redis in order. */
+  queue: Promise<void>;
+  /** How many of them are under way or waiting. */
+  pending: number;
+}
+
+/** The channels listened to on one subscriber connection, for a store and its accounts' stores. */
+export class RedisChannels {
+  private readonly channels = new Map<string, Channel>();
+  private closed = false;
+
+  constructor(private readonly subscription: RedisSubscription) {}
+
+  /**
+   * Calls `listener` with each message of `channel`, until `remove`. Resolves to true once Redis has confirmed the
+   * subscription, false when it failed (pub/sub only saves waiting: the store polls then) or after `close()`.
+   */
+  add(name: string, listener: (message: string) => void): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    let channel = this.channels.get(name);
+    if (!channel) {
+      channel = { listeners: new Set(), subscribed: false, queue: Promise.resolve(), pending: 0 };
+      this.channels.set(name, channel);
+    }
+    channel.listeners.add(listener);
+    return this.settle(name, channel);
+  }
+
+  /** Stops calling `listener`; the channel is unsubscribed once it has no listener left. Resolves once it is. */
+  remove(name: string, listener: (message: string) => void): Promise<void> {
+    const channel = this.channels.get(name);
+    if (!channel?.listeners.delete(listener)) return Promise.resolve();
+    return this.settle(name, channel).then(() => undefined);
+  }
+
+  /** Whether Redis has confirmed the subscription to `name`, and it holds: its listeners hear of releases. */
+  subscribed(name: string): boolean {
+    return this.channels.get(name)?.subscribed ?? false;
+  }
+
+  /** Stops listening to every channel, for good: the store was closed. Resolves once Redis has been told. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const unsubscribed = [...this.channels].map(([name, channel]) => {
+      channel.listeners.clear();
+      return this.settle(name, channel);
+    });
+    await Promise.all(unsubscribed);
+  }
+
+  /**
+   * Brings the channel's subscription in line with its listeners, after the commands sent before, and forgets a channel
+   * left with neither; resolves to whether it is subscribed then.
+   */
+  private settle(name: string, channel: Channel): Promise<boolean> {
+    const step = async (): Promise<void> => {
+      if (channel.listeners.size > 0 && !channel.subscribed) {
+        try {
+          await this.subscription.listen(name, (message) => {
+            for (const listener of [...channel.listeners]) listener(message);
+          });
+          channel.subscribed = true;
+        } catch {
+          // Its listeners learn it from the answer, and may try again.
+        }
+      } else if (channel.listeners.size === 0 && channel.subscribed) {
+        channel.subscribed = false;
+        // A connection that fails to unsubscribe hears a channel nobody listens to, which costs nothing but messages.
+        await this.subscription.stop(name).catch(() => undefined);
+      }
+      if (channel.listeners.size === 0 && !channel.subscribed && this.channels.get(name) === channel)
+        this.channels.delete(name);
+    };
+    // At once when nothing is under way, so that the SUBSCRIBE leaves now, with the call that asked for it.
+    const settled = channel.pending === 0 ? step() : channel.queue.then(step);
+    channel.pending += 1;
+    channel.queue = settled.finally(() => {
+      channel.pending -= 1;
+    });
+    return channel.queue.then(() => channel.subscribed);
+  }
+}

@@ -1,0 +1,78 @@
+// The options of RedisTokenStore: what each does, their defaults, and their checks, which name the option at fault.
+import { LEASE_DEFAULTS } from './lease.js';
+import type { LeaseOptions } from './lease.js';
+import { checkStoreOptions, shown } from './options.js';
+import type { OptionNames } from './options.js';
+import type { RedisSubscriberLike } from './redis-clients.js';
+
+/** Options of `RedisTokenStore`. Only `prefix` is required. */
+export interface RedisTokenStoreOptions extends LeaseOptions {
+  /**
+   * Names the account's keys: `{prefix}:pair`, `{prefix}:lock`, `{prefix}:fence` and `{prefix}:account` (the
+   * account's record: its login pause, back-off and budget; the braces keep them in one Redis Cluster slot). One
+   * prefix per account: two accounts under one prefix would swap tokens. The named accounts of
+   * `RedisTokenStore.forAccount` have keys of their own below it; their prefix may not hold `#`.
+   */
+  prefix: string;
+  /**
+   * A second connection, in subscriber mode, that the store listens on: every process then switches to a new pair
+   * as soon as it is written, and waiters for the lock wake when it is released instead of polling. With ioredis
+   * `redis.duplicate()`; with node-redis `client.duplicate()`, connected, or the cluster itself with
+   * `createCluster()` (it subscribes through a connection of its own). The named accounts' stores listen on it too.
+   * The store never closes it; `close()` stops listening.
+   * @default none: waiters poll every `pollMs`, and processes learn of a new pair from their next 401
+   */
+  subscriber?: RedisSubscriberLike;
+  /**
+   * The pair's key (and the fence's) expires this long after its last write, so the pair of an account nobody uses
+   * any more goes. Longer than `lockTtlMs`.
+   * @default 86_400_000 (one day)
+   */
+  keyTtlMs?: number;
+}
+
+const REDIS_DEFAULTS = { ...LEASE_DEFAULTS, keyTtlMs: 86_400_000 } satisfies Required<
+  Omit<RedisTokenStoreOptions, 'prefix' | 'subscriber'>
+>;
+
+const REDIS_OPTIONS: OptionNames<RedisTokenStoreOptions> = {
+  lockTtlMs: true,
+  lockTimeoutMs: true,
+  pollMs: true,
+  keyTtlMs: true,
+  prefix: true,
+  subscriber: true,
+};
+
+/** The options with their defaults, in the whole milliseconds that PX and PEXPIRE take. */
+export type ResolvedRedisOptions = Required<Omit<RedisTokenStoreOptions, 'subscriber'>>;
+
+/**
+ * `options` checked, with their defaults, and the subscriber apart. Throws a TypeError naming the option for an
+ * option it does not know or out of range, a missing `prefix`, and a `keyTtlMs` no longer than `lockTtlMs`.
+ */
+export function resolveRedisOptions(options: Partial<RedisTokenStoreOptions>): {
+  options: ResolvedRedisOptions;
+  subscriber: RedisSubscriberLike | undefined;
+} {
+  checkStoreOptions('RedisTokenStore', options, REDIS_OPTIONS);
+  const { subscriber, prefix } = options;
+  if (typeof prefix !== 'string' || prefix === '') {
+    throw new TypeError(
+      `RedisTokenStore: \`prefix\` is required: one string per account, such as "tokens:orders-service"; got ${shown(prefix)}.`,
+    );
+  }
+  const lockTtlMs = options.lockTtlMs ?? REDIS_DEFAULTS.lockTtlMs;
+  const keyTtlMs = options.keyTtlMs ?? REDIS_DEFAULTS.keyTtlMs;
+  const lockTimeoutMs = options.lockTimeoutMs ?? REDIS_DEFAULTS.lockTimeoutMs;
+  const pollMs = options.pollMs ?? REDIS_DEFAULTS.pollMs;
+  if (keyTtlMs <= lockTtlMs) {
+    throw new TypeError(
+      'RedisTokenStore: `keyTtlMs` must be longer than `lockTtlMs`, or the fence could expire while a lock is held.',
+    );
+  }
+  return {
+    options: { prefix, lockTtlMs: Math.ceil(lockTtlMs), lockTimeoutMs, pollMs, keyTtlMs: Math.ceil(keyTtlMs) },
+    subscriber,
+  };
+}
