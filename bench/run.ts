@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { chart } from './chart.js';
 import { table } from './report.js';
 import { accountsBurst, accountsCycled, accountsHeld } from './accounts.js';
+import { accountsFleet, redisPerRenewal } from './accounts-fleet.js';
 import { expiryBurst, late401s, longRun, memory, micro, overhead } from './scenarios.js';
 import type { ScenarioResult } from './scenarios.js';
 
@@ -27,6 +28,8 @@ const SCENARIOS = [
   accountsBurst,
   accountsHeld,
   accountsCycled,
+  accountsFleet,
+  redisPerRenewal,
 ] as const;
 
 const { values } = parseArgs({
