@@ -15,7 +15,7 @@ import { countCommands, startRedisServer, withConnection } from '../harness/redi
 import type { RedisServer } from '../harness/redis-server.js';
 import { benchAccount, benchAccountPassword } from './remote-emulator.js';
 import type { Mode, ScenarioResult } from './scenarios.js';
-import { round, spread } from './stats.js';
+import { median, round, spread } from './stats.js';
 
 /** The fewest and the most, as `1` when they are the same and `1–2` when not. */
 function range(values: readonly number[]): string {
@@ -100,6 +100,21 @@ export async function accountsFleet(mode: Mode): Promise<ScenarioResult> {
             renewals.set(event.account, (renewals.get(event.account) ?? 0) + 1);
         callsPerAccount.push(...renewals.values());
       }
+      const tokenCallsOverExpiries = service.counters.tokenCalls - count;
+      // One more expiry under MONITOR: the commands each process sent, by what they touch, and what one record for
+      // the pair and the account's record would change in them.
+      service.expireAccessTokens();
+      const sent = await monitored(redis.port, async () => replies.push(...(await fleet.burst(count * each, burst))));
+      const stored = await withConnection(redis.port, async (client) => {
+        const sizes = { pair: [] as number[], record: [] as number[] };
+        for (const name of names) {
+          const [pair, record] = await client.mget(`{bench-accounts#${name}}#pair`, `{bench-accounts#${name}}#account`);
+          sizes.pair.push(Buffer.byteLength(pair ?? ''));
+          sizes.record.push(Buffer.byteLength(record ?? ''));
+        }
+        return { pair: median(sizes.pair), record: median(sizes.record) };
+      });
+      const one = oneRecord(sent, stored);
       // Every connection a worker opened carries its pid in its name: the client and the subscriber, for all accounts.
       const list = String(await withConnection(redis.port, (client) => client.client('LIST')));
       const connections = fleet.workers.map(
@@ -107,7 +122,6 @@ export async function accountsFleet(mode: Mode): Promise<ScenarioResult> {
       );
       const logins = loginsByUser(service);
       const total = sumBursts(replies);
-      const { counters } = service;
       return {
         id: 10,
         title: `Accounts fleet: ${processes} processes × ${count} accounts on one redis-server, ${each} requests per account and process at once, then ${expiries} expiries`,
@@ -121,6 +135,7 @@ export async function accountsFleet(mode: Mode): Promise<ScenarioResult> {
           'Redis connections per process',
           'Redis commands per account per expiry',
           'Redis bytes in / out per account per expiry',
+          'one record: commands sent, bytes per account per expiry',
         ],
         rows: [
           {
@@ -128,7 +143,7 @@ export async function accountsFleet(mode: Mode): Promise<ScenarioResult> {
             cells: {
               'logins per account': range(names.map((name) => logins.get(name) ?? 0)),
               'token calls per account per expiry': range(callsPerAccount),
-              'token calls / expiry': round((counters.tokenCalls - count) / expiries, 2),
+              'token calls / expiry': round(tokenCallsOverExpiries / expiries, 2),
               failed: total.failed,
               'wrong account': strangers(replies),
               'Redis connections per process': range(connections),
@@ -137,6 +152,7 @@ export async function accountsFleet(mode: Mode): Promise<ScenarioResult> {
                 spread(bytes.map((b) => b.input)).median,
                 0,
               )} / ${round(spread(bytes.map((b) => b.output)).median, 0)}`,
+              'one record: commands sent, bytes per account per expiry': `−${round(one.commandsSaved / count, 2)}, −${round(one.bytesSaved / count, 0)} +${round(one.bytesAdded / count, 0)}`,
             },
           },
         ],
@@ -144,6 +160,8 @@ export async function accountsFleet(mode: Mode): Promise<ScenarioResult> {
           `${processes} real processes (harness/fleet.ts), each one axios instance with the plugin and a RedisTokenStore on one ioredis client and one subscriber; every process serves the same ${count} named accounts (forAccount), each a user of the emulator. ${processes * count * each} requests per round, request i naming account i mod ${count}; no process holds a pair before the first round.`,
           `Logins per account: the fewest and the most of any account, from the emulator's login calls over the whole run. Token calls per account per expiry: the fewest and the most of any account in any expiry, from the workers' login and refresh events; "token calls / expiry" is the emulator's count after the first logins, over the expiries.`,
           'Redis connections: CLIENT LIST at the end, by the name each worker gives its connections (its pid). Commands: INFO commandstats around each expiry round (commands run inside scripts counted too), per account; bytes: INFO stats total_net_input_bytes and total_net_output_bytes around each round, per account, medians over the expiries.',
+          `One more expiry under redis-cli MONITOR: the commands the processes sent (not those inside a script), per account: ${listed(one.kinds, count)}; ${round(one.scriptBytes / count, 0)} bytes of Lua script text per account (the store sends each script whole with every EVAL). The pair's and the record's values stored: ${stored.pair} and ${stored.record} bytes (medians over the accounts).`,
+          "\"One record\": what keeping the pair and the account's record as one value would change in those commands, per account (see 11): the commands no longer sent (the record's writes, and its reads by the lock's holder) and their bytes, then the bytes the one value adds to the commands that stay (the record on every read and write of the pair, the pair on every read of the record without the lock).",
         ],
       };
     } finally {
@@ -170,11 +188,17 @@ function respBytes(args: ReadonlyArray<string | number>): number {
 /** Bytes of a bulk string reply of `length` bytes in RESP. */
 const bulkReply = (length: number): number => `$${length}\r\n`.length + length + 2;
 
+/** A command a client sent, as MONITOR shows it: the client's address, and the command's arguments. */
+interface Sent {
+  client: string;
+  args: string[];
+}
+
 /**
- * The commands a client sent (not those run inside a script), as `redis-cli monitor` prints them while `during`
- * runs: each as its arguments.
+ * The commands the clients sent (not those run inside a script), as `redis-cli monitor` prints them while `during`
+ * runs.
  */
-async function monitored(port: number, during: () => Promise<void>): Promise<string[][]> {
+async function monitored(port: number, during: () => Promise<unknown>): Promise<Sent[]> {
   const monitor = spawn('redis-cli', ['-p', String(port), 'monitor'], { stdio: ['ignore', 'pipe', 'ignore'] });
   const lines: string[] = [];
   const reader = createInterface({ input: monitor.stdout });
@@ -188,9 +212,10 @@ async function monitored(port: number, during: () => Promise<void>): Promise<str
   } finally {
     monitor.kill();
   }
-  return lines
-    .filter((line) => /^\d+\.\d+ \[\d+ [\d.]+:\d+\]/.test(line))
-    .map((line) => [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((match) => match[1]!));
+  return lines.flatMap((line) => {
+    const client = /^\d+\.\d+ \[\d+ ([\d.]+:\d+)\]/.exec(line)?.[1];
+    return client ? [{ client, args: [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((match) => match[1]!) }] : [];
+  });
 }
 
 /** What a command of the store is, by the keys it names: `GET #pair`, `EVAL LOCK`, … */
@@ -204,6 +229,68 @@ function kindOf(args: readonly string[]): string {
   if (keys.length === 2) return 'EVAL WRITE';
   return /PUBLISH/.test(args[1]!) ? 'EVAL RELEASE' : 'EVAL EXTEND';
 }
+
+/** The hash tag of the account a command is about: `{prefix#name}`. */
+const tagOf = (args: readonly string[]): string => {
+  const key = args[0]!.toUpperCase().startsWith('EVAL') ? args[3] : args[1];
+  return /^\{[^}]*\}/.exec(key ?? '')?.[0] ?? '';
+};
+
+/** What keeping the pair and the account's record as one value would change in `sent`. */
+interface OneRecord {
+  /** The commands sent today, by kind. */
+  kinds: Map<string, number>;
+  /** Bytes of Lua script text in the EVALs sent. */
+  scriptBytes: number;
+  /** Commands no longer sent: the record's writes, and its reads under the lock. */
+  commandsSaved: number;
+  /** Bytes (requests and replies) of those commands. */
+  bytesSaved: number;
+  /** Bytes the one value adds to the commands that stay. */
+  bytesAdded: number;
+}
+
+/**
+ * The record's write (EVAL WRITE_ACCOUNT) goes with the pair's, and its read under the lock (a GET #account by the
+ * lock's holder between its LOCK and its RELEASE) with the pair's there: both saved, requests and replies. What stays
+ * carries the other half of the one value: each read and write of the pair (GET #pair, EVAL WRITE, and a LOCK refused,
+ * whose answer is the pair: the LOCKs less the RELEASEs) the record's bytes, each read of the record without the lock
+ * (a refusal consulting the guards) the pair's. `stored`: the bytes of the pair's and the record's values.
+ */
+function oneRecord(sent: readonly Sent[], stored: { pair: number; record: number }): OneRecord {
+  const kinds = new Map<string, number>();
+  const locked = new Set<string>();
+  let scriptBytes = 0;
+  let commandsSaved = 0;
+  let bytesSaved = 0;
+  let bytesAdded = 0;
+  for (const { client, args } of sent) {
+    const kind = kindOf(args);
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    const holder = `${client} ${tagOf(args)}`;
+    if (kind.startsWith('EVAL')) scriptBytes += Buffer.byteLength(args[1]!);
+    if (kind === 'EVAL LOCK') locked.add(holder);
+    if (kind === 'EVAL RELEASE') locked.delete(holder);
+    if (kind === 'EVAL WRITE_ACCOUNT') {
+      commandsSaved += 1;
+      bytesSaved += respBytes(args) + ':1\r\n'.length;
+    } else if (kind === 'GET #account' && locked.has(holder)) {
+      commandsSaved += 1;
+      bytesSaved += respBytes(args) + bulkReply(stored.record);
+    } else if (kind === 'GET #account') bytesAdded += stored.pair;
+    else if (kind === 'GET #pair' || kind === 'EVAL WRITE') bytesAdded += stored.record;
+  }
+  const refusedLocks = (kinds.get('EVAL LOCK') ?? 0) - (kinds.get('EVAL RELEASE') ?? 0);
+  bytesAdded += Math.max(0, refusedLocks) * stored.record;
+  return { kinds, scriptBytes, commandsSaved, bytesSaved, bytesAdded };
+}
+
+/** `kinds` as a text: `GET #pair ×2, EVAL LOCK ×1`. */
+const listed = (kinds: ReadonlyMap<string, number>, per = 1): string =>
+  [...kinds]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([kind, n]) => `${kind} ×${round(n / per, 2)}`)
+    .join(', ');
 
 /**
  * One process, one named account on a RedisTokenStore (one ioredis client and its subscriber), renewing after an
@@ -264,29 +351,7 @@ export async function redisPerRenewal(mode: Mode): Promise<ScenarioResult> {
       );
       return { pair: Buffer.byteLength(pair ?? ''), record: Buffer.byteLength(record ?? '') };
     });
-    // What one record would change, command by command. The record's write goes with the pair's (EVAL WRITE, which
-    // then carries the record too); its read under the lock (a GET #account between the LOCK granted and the RELEASE)
-    // goes with the pair's there; its read without the lock (a refusal consulting the guards) stays, and carries the
-    // pair too; every other read of the pair (GET #pair) carries the record too.
-    let locked = false;
-    let saved = 0;
-    let savedBytes = 0;
-    let scriptBytes = 0;
-    const kinds: string[] = [];
-    for (const args of sent) {
-      const kind = kindOf(args);
-      kinds.push(kind);
-      if (kind.startsWith('EVAL')) scriptBytes += Buffer.byteLength(args[1]!);
-      if (kind === 'EVAL LOCK') locked = true;
-      if (kind === 'EVAL RELEASE') locked = false;
-      if (kind === 'EVAL WRITE_ACCOUNT' || (kind === 'GET #account' && locked)) {
-        saved += 1;
-        savedBytes += kind === 'EVAL WRITE_ACCOUNT' ? respBytes(args) + 4 : respBytes(args) + bulkReply(stored.record);
-      } else if (kind === 'GET #account') savedBytes -= stored.pair;
-      else if (kind === 'GET #pair' || kind === 'EVAL WRITE') savedBytes -= stored.record;
-    }
-    const counted = new Map<string, number>();
-    for (const kind of kinds) counted.set(kind, (counted.get(kind) ?? 0) + 1);
+    const one = oneRecord(sent, stored);
     return {
       id: 11,
       title: `Redis per renewal: 1 process, 1 named account, ${each} requests refused at each expiry (${renewals} renewals)`,
@@ -309,16 +374,16 @@ export async function redisPerRenewal(mode: Mode): Promise<ScenarioResult> {
             'commands sent / renewal': sent.length,
             'commands run / renewal': spread(commands),
             'bytes in / out / renewal': `${spread(input).median} / ${spread(output).median}`,
-            'script text sent': scriptBytes,
+            'script text sent': one.scriptBytes,
             'stored: pair / record bytes': `${stored.pair} / ${stored.record}`,
-            'one record: commands sent, bytes': `−${saved}, −${savedBytes}`,
+            'one record: commands sent, bytes': `−${one.commandsSaved}, −${one.bytesSaved} +${one.bytesAdded}`,
           },
         },
       ],
       notes: [
         `One axios instance, one RedisTokenStore on one ioredis client and its subscriber, a named account (its keys {bench-renewal#${name}}#…). Each renewal: every access token refused, ${each} requests on the account, then flush() (the pair and the record are written after the requests) and 100 ms for the read the 'changed' message brings.`,
-        `Commands sent, in order, in one more renewal under redis-cli MONITOR: ${kinds.join(', ')} (${[...counted].map(([kind, n]) => `${kind} ×${n}`).join(', ')}). Commands run: INFO commandstats around each renewal, the commands inside the scripts counted too. Bytes: INFO stats total_net_input_bytes / total_net_output_bytes around each renewal, less a reading's own; medians [smallest–largest] over the renewals. Script text: the bytes of the Lua scripts in those EVALs (the store sends each script whole, every time).`,
-        "\"One record\": the pair and the record kept as one value. Saved: the record's write (EVAL WRITE_ACCOUNT, script included) and its read under the lock (GET #account, request and reply), both folded into the pair's; less what the one value adds: the record's bytes on every other read and write of the pair (GET #pair, EVAL WRITE), the pair's bytes on the record's read without the lock. Computed from the commands sent and the values stored, for this one process; every other process of a fleet reads the pair once per renewal (its 'changed' message), and would read the record with it.",
+        `Commands sent, in one more renewal under redis-cli MONITOR, by what they touch: ${listed(one.kinds)}. Commands run: INFO commandstats around each renewal, the commands inside the scripts counted too. Bytes: INFO stats total_net_input_bytes / total_net_output_bytes around each renewal, less a reading's own; medians [smallest–largest] over the renewals. Script text: the bytes of the Lua scripts in those EVALs (the store sends each script whole, every time).`,
+        "\"One record\": the pair and the record kept as one value, estimated from the commands sent and the values stored (oneRecord): the commands no longer sent, the record's write (EVAL WRITE_ACCOUNT, script included) and its read under the lock (GET #account, request and reply), and their bytes; then the bytes the one value adds to the commands that stay: the record on every other read and write of the pair (GET #pair, EVAL WRITE, a LOCK refused), the pair on the record's read without the lock. For this one process: every other process of a fleet reads the pair once per renewal (its 'changed' message), and would read the record with it (see 10).",
       ],
     };
   } finally {
