@@ -253,36 +253,47 @@ interface OneRecord {
 /**
  * The record's write (EVAL WRITE_ACCOUNT) goes with the pair's, and its read under the lock (a GET #account by the
  * lock's holder between its LOCK and its RELEASE) with the pair's there: both saved, requests and replies. What stays
- * carries the other half of the one value: each read and write of the pair (GET #pair, EVAL WRITE, and a LOCK refused,
- * whose answer is the pair: the LOCKs less the RELEASEs) the record's bytes, each read of the record without the lock
- * (a refusal consulting the guards) the pair's. `stored`: the bytes of the pair's and the record's values.
+ * carries the other half of the one value: each read and write of the pair (GET #pair, EVAL WRITE, and a LOCK
+ * refused, whose answer is the pair: its holder sends no RELEASE after it) the record's bytes, each read of the record
+ * without the lock (a refusal consulting the guards) the pair's. `stored`: the bytes of the pair's and the record's
+ * values. A read of the record by the lock's holder for a refusal while it holds the lock counts as saved: an
+ * estimate that errs towards one record.
  */
 function oneRecord(sent: readonly Sent[], stored: { pair: number; record: number }): OneRecord {
-  const kinds = new Map<string, number>();
-  const locked = new Set<string>();
+  const kinds = sent.map(({ args }) => kindOf(args));
+  const holders = sent.map(({ client, args }) => `${client} ${tagOf(args)}`);
+  // A LOCK was granted when its holder's next LOCK or RELEASE is a RELEASE (a waiter that gives up releases too, which
+  // counts its try as granted: rare, and only ever fewer commands saved); until that RELEASE, the holder is locked.
+  const underLock = new Array<boolean>(sent.length).fill(false);
+  const refused = new Array<boolean>(sent.length).fill(false);
+  kinds.forEach((kind, at) => {
+    if (kind !== 'EVAL LOCK') return;
+    let end = at + 1;
+    while (end < sent.length && !(holders[end] === holders[at] && /EVAL (LOCK|RELEASE)/.test(kinds[end]!))) end += 1;
+    if (end === sent.length || kinds[end] === 'EVAL LOCK') refused[at] = true;
+    else
+      for (let inside = at + 1; inside < end; inside += 1)
+        if (holders[inside] === holders[at]) underLock[inside] = true;
+  });
   let scriptBytes = 0;
   let commandsSaved = 0;
   let bytesSaved = 0;
   let bytesAdded = 0;
-  for (const { client, args } of sent) {
-    const kind = kindOf(args);
-    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
-    const holder = `${client} ${tagOf(args)}`;
+  sent.forEach(({ args }, at) => {
+    const kind = kinds[at]!;
     if (kind.startsWith('EVAL')) scriptBytes += Buffer.byteLength(args[1]!);
-    if (kind === 'EVAL LOCK') locked.add(holder);
-    if (kind === 'EVAL RELEASE') locked.delete(holder);
     if (kind === 'EVAL WRITE_ACCOUNT') {
       commandsSaved += 1;
       bytesSaved += respBytes(args) + ':1\r\n'.length;
-    } else if (kind === 'GET #account' && locked.has(holder)) {
+    } else if (kind === 'GET #account' && underLock[at]) {
       commandsSaved += 1;
       bytesSaved += respBytes(args) + bulkReply(stored.record);
     } else if (kind === 'GET #account') bytesAdded += stored.pair;
-    else if (kind === 'GET #pair' || kind === 'EVAL WRITE') bytesAdded += stored.record;
-  }
-  const refusedLocks = (kinds.get('EVAL LOCK') ?? 0) - (kinds.get('EVAL RELEASE') ?? 0);
-  bytesAdded += Math.max(0, refusedLocks) * stored.record;
-  return { kinds, scriptBytes, commandsSaved, bytesSaved, bytesAdded };
+    else if (kind === 'GET #pair' || kind === 'EVAL WRITE' || refused[at]) bytesAdded += stored.record;
+  });
+  const counted = new Map<string, number>();
+  for (const kind of kinds) counted.set(kind, (counted.get(kind) ?? 0) + 1);
+  return { kinds: counted, scriptBytes, commandsSaved, bytesSaved, bytesAdded };
 }
 
 /** `kinds` as a text: `GET #pair ×2, EVAL LOCK ×1`. */
