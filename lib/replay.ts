@@ -38,15 +38,17 @@ export class Replays {
    * After a refusal: the request sent once more by `sendAgain` with the pair to send it with, or the refusal itself,
    * masked, for the caller. A replay refused for a pair that a later renewal has replaced (tokens that expired again
    * meanwhile) goes once more with the newer one; refused with the current pair, it goes to the caller. `ejected`:
-   * after eject() the request would go out without a token. `sendAgain` is called here, not chained on by the
-   * caller, so that a waiting request holds no step of its own for it.
+   * after eject() the request would go out without a token. `sendAgain` is called here with `via` (the request's
+   * adapter), not chained on by the caller, and is one function for every request, so that a waiting request holds
+   * no step and no closure of its own for it. Throws at once what needs no wait.
    */
-  async recover<R>(
+  recover<R, V>(
     error: unknown,
     ticket: Ticket,
     config: InternalAxiosRequestConfig,
     ejected: () => boolean,
-    sendAgain: (inUse: PairInUse) => Promise<R>,
+    via: V,
+    sendAgain: SendAgain<R, V>,
   ): Promise<R> {
     const { account } = ticket;
     if (!isAxiosError(error)) throw error;
@@ -59,33 +61,50 @@ export class Replays {
     )
       throw account.secrets.axiosError(error);
     // A stream was consumed by the first send and cannot go again: the renewal is for the requests that follow.
-    if (isStream(config.data)) {
-      try {
-        await this.afterStreamRefusal(ticket, config);
-      } catch (reason) {
-        throw masked(ticket, reason);
-      }
-      throw account.secrets.axiosError(error);
-    }
+    if (isStream(config.data)) return this.afterStreamSent(error, ticket, config);
+    return this.replay(error, ticket, config, ejected, via, sendAgain);
+  }
+
+  /**
+   * {@link recover}'s wait, and the send after it. What a request holds while it waits is held once per waiting
+   * request, thousands during a slow renewal. Hence this function alone suspended, with no more than it needs (the
+   * checks that need no wait stay in `recover`), afterRefusal's waits awaited here rather than in a function of its
+   * own (each suspended function is held), a try rather than a closure to mask with (a closure here would hold this
+   * function's variables in a context of their own), and the endpoint worked out once the wait is over.
+   */
+  private async replay<R, V>(
+    error: AxiosError,
+    ticket: Ticket,
+    config: InternalAxiosRequestConfig,
+    ejected: () => boolean,
+    via: V,
+    sendAgain: SendAgain<R, V>,
+  ): Promise<R> {
     // A replay refused with a pair another holder obtained says nothing of whether renewing cures the endpoint: that
     // pair may have died (expired, revoked) since its holder got it. It is renewed once, as a first refusal would be.
-    // What a request holds while it waits is held once per waiting request, thousands during a slow renewal. Hence
-    // afterRefusal's waits awaited here rather than in a function of its own (each suspended function is held), a try
-    // rather than a closure to mask with (a closure here would hold this function's variables in a context of their
-    // own), and the endpoint worked out once the wait is over.
     let inUse: PairInUse | null;
     if (ticket.replays === 0 || (ticket.replays === 1 && ticket.taken)) {
       try {
-        await account.consult(config);
-        await account.waitForRenewal(config);
+        await ticket.account.consult(config);
+        await ticket.account.waitForRenewal(config);
         inUse = await this.afterWaits(ticket, config);
       } catch (reason) {
         throw masked(ticket, reason);
       }
     } else inUse = await this.afterReplayRefusal(ticket, config);
-    if (inUse === null || ejected()) throw account.secrets.axiosError(error);
-    account.replaying(config);
-    return sendAgain(inUse);
+    if (inUse === null || ejected()) throw ticket.account.secrets.axiosError(error);
+    ticket.account.replaying(config);
+    return sendAgain(via, config, ticket, inUse);
+  }
+
+  /** {@link recover} for a stream: the renewal for the requests that follow, then the refusal for the caller. */
+  private async afterStreamSent(error: AxiosError, ticket: Ticket, config: InternalAxiosRequestConfig): Promise<never> {
+    try {
+      await this.afterStreamRefusal(ticket, config);
+    } catch (reason) {
+      throw masked(ticket, reason);
+    }
+    throw ticket.account.secrets.axiosError(error);
   }
 
   /**
@@ -171,6 +190,17 @@ export class Replays {
     if (inUse) account.streamRenewed(endpoint, inUse);
   }
 }
+
+/**
+ * Sends a refused request again through `via` (its adapter) under `ticket`, whose account's pair `inUse` it goes with
+ * now: one function for every request (see {@link Replays.recover}).
+ */
+export type SendAgain<R, V> = (
+  via: V,
+  config: InternalAxiosRequestConfig,
+  ticket: Ticket,
+  inUse: PairInUse,
+) => Promise<R>;
 
 /** What the account's refusals are remembered by: the method and the URL without its query, `GET /orders`. */
 function endpointOf(config: InternalAxiosRequestConfig): string {
