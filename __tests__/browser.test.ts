@@ -6,6 +6,7 @@ import { bundlePage, launchChromium, requireChromium, serve, Tab } from './helpe
 import type { Site } from './helpers/browser.js';
 import type { PageStart } from './browser/page.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
+import { secretsAtRest } from './helpers/scan-secrets.js';
 
 // Real Chromium (Debian's, driven by playwright-core), a page bundled by esbuild from lib/, the emulator over real
 // HTTP on another origin (CORS). Tabs of one browser context share localStorage, BroadcastChannel and Web Locks,
@@ -45,8 +46,8 @@ function start(on: TokenServiceEmulator, store: BrowserTokenStoreOptions): PageS
   return { baseURL: on.url, username: E2E_USER, password: E2E_PASSWORD, store };
 }
 
-function openTab(on: TokenServiceEmulator, store: BrowserTokenStoreOptions): Promise<Tab> {
-  return Tab.open(context, site, start(on, store));
+function openTab(on: TokenServiceEmulator, store: BrowserTokenStoreOptions, sealingKeyId?: string): Promise<Tab> {
+  return Tab.open(context, site, { ...start(on, store), ...(sealingKeyId !== undefined && { sealingKeyId }) });
 }
 
 /** Every tab sends `requests` at once; resolves to the totals. */
@@ -257,6 +258,61 @@ it('a tab closed in the middle of its renewal frees the lock at once: the tab wa
   await closing.close();
   expect(await waited).toEqual({ ok: 3, failed: 0, errors: [] });
   expect(await waiting.events()).not.toContain('failure:STORE_FAILED');
+});
+
+describe('the pair sealed with a non-extractable CryptoKey kept in IndexedDB', () => {
+  it('the tabs share it sealed in localStorage (1 login, 1 refresh per expiry), no token in any entry in any spelling, a new tab opens it with the key from IndexedDB, and a tab without the key fails closed without a login', async () => {
+    const on = await service();
+    const store = { key: 'orders' };
+    const first = await openTab(on, store, 'tab-key-1');
+    expect(await first.burst(5)).toMatchObject({ ok: 5 });
+    const second = await openTab(on, store, 'tab-key-1');
+    expect(await second.burst(5)).toMatchObject({ ok: 5 });
+    on.expireAccessTokens();
+    expect(await allAtOnce([first, second], 10)).toEqual({ ok: 20, failed: 0, errors: [] });
+    expect(on.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0, tokenCalls: 2 });
+
+    // The key: made once in IndexedDB, read back by the second tab, never readable by a script.
+    expect(await second.sealingKey('tab-key-1')).toEqual({
+      extractable: false,
+      exportRefused: true,
+      algorithm: 'AES-GCM',
+    });
+    const { local, session } = await second.storage();
+    const entry = JSON.parse(local['axios-token-keeper:orders']!) as { pair: Record<string, unknown> };
+    expect(Object.keys(entry.pair).sort()).toEqual(['expiresAt', 'sealed']);
+    expect(entry.pair.sealed).toMatch(/^v1\.tab-key-1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/);
+    const pair = (await second.pair())!;
+    const tokens = new Set([pair.access, pair.refresh!]);
+    for (const call of on.calls) {
+      if (call.route === 'token') tokens.add((JSON.parse(call.body) as { refresh_token: string }).refresh_token);
+      else if (call.authorization?.startsWith('Bearer ')) tokens.add(call.authorization.slice('Bearer '.length));
+    }
+    // Two access tokens and two refresh tokens: both pairs issued, every one looked for.
+    expect(tokens.size).toBe(4);
+    const places = Object.entries({ ...local, ...session }).map(([where, bytes]) => ({ where, bytes }));
+    const secrets = [...tokens].map((value, index) => ({ name: `token #${index + 1}`, value }));
+    expect(secretsAtRest(places, secrets)).toEqual([]);
+
+    // With every tab closed, a new one reads the key from IndexedDB and opens the pair: no token call.
+    await first.close();
+    await second.close();
+    const third = await openTab(on, store, 'tab-key-1');
+    expect(await third.burst(5)).toMatchObject({ ok: 5 });
+    expect(await third.access()).toBe(pair.access);
+    expect(on.counters).toMatchObject({ logins: 1, refreshes: 1, tokenCalls: 2 });
+
+    // A tab of a release without the key cannot open the pair: its requests fail, it says so once, and it does not
+    // log in (a pair it sealed could not be opened by the tabs that have the key).
+    const stranger = await openTab(on, store, 'tab-key-2');
+    expect(await stranger.burst(3)).toEqual({
+      ok: 0,
+      failed: 3,
+      errors: ['STORE_KEY_MISSING', 'STORE_KEY_MISSING', 'STORE_KEY_MISSING'],
+    });
+    expect(await stranger.events()).toEqual(['failure:STORE_KEY_MISSING']);
+    expect(on.counters).toMatchObject({ logins: 1, refreshes: 1, tokenCalls: 2 });
+  });
 });
 
 describe("the account's guards, shared by the tabs", () => {

@@ -9,6 +9,7 @@ import {
   literalSecrets,
   preview,
   scanRecords,
+  secretsAtRest,
   tokenShapedIn,
 } from './helpers/scan-secrets.js';
 import type { Finding, Secret } from './helpers/scan-secrets.js';
@@ -138,6 +139,45 @@ describe('findLeaks passes', () => {
 
   it('finds no token shape in [REDACTED]', () => {
     expect(tokenShapedIn('[REDACTED] Bearer [REDACTED] Basic [REDACTED]')).toEqual([]);
+  });
+});
+
+describe('secretsAtRest, for what a store keeps', () => {
+  const token: Secret = { name: 'refresh token', value: EMULATOR_REFRESH };
+  const record = (pair: object) => JSON.stringify({ version: 1, fence: 3, pair });
+
+  it.each<[string, string | Buffer]>([
+    ['as it is, in a record', record({ access: 'x', refresh: EMULATOR_REFRESH })],
+    ['JSON-escaped, within a JSON string', JSON.stringify(record({ refresh: EMULATOR_REFRESH }))],
+    ['in hex', Buffer.from(EMULATOR_REFRESH).toString('hex')],
+    ['in upper-case hex', `0x${Buffer.from(EMULATOR_REFRESH).toString('hex').toUpperCase()}`],
+    ['in Base64, alone', Buffer.from(EMULATOR_REFRESH).toString('base64')],
+    ['in Base64url, alone', Buffer.from(EMULATOR_REFRESH).toString('base64url')],
+    ...[0, 1, 2, 3, 4, 5].map((offset): [string, string] => [
+      `within a record in Base64, ${offset} bytes in`,
+      Buffer.from(`${'x'.repeat(offset)}${record({ refresh: EMULATOR_REFRESH })}`).toString('base64'),
+    ]),
+    ['within a record in Base64url', Buffer.from(`{"a":1,"r":"${EMULATOR_REFRESH}"}`).toString('base64url')],
+    ['as raw bytes', Buffer.concat([Buffer.from([0, 1, 2]), Buffer.from(EMULATOR_REFRESH), Buffer.from([255])])],
+  ])('finds a token %s', (_how, bytes) => {
+    const found = secretsAtRest([{ where: 'the key', bytes }], [token]);
+    expect(found.length).toBeGreaterThan(0);
+    expect(found[0]).toMatch(/^the key: refresh token/);
+    expect(found.join('\n')).not.toContain(EMULATOR_REFRESH.slice(0, 8));
+  });
+
+  it('finds nothing in a sealed record, nor in a token of the same shape that is another', () => {
+    const sealed = record({ sealed: `v1.k1.${Buffer.alloc(12, 9).toString('base64url')}.${'QmFzZTY0'.repeat(12)}` });
+    const other = `ref_${'fedcba9876543210'.repeat(3)}`;
+    expect(
+      secretsAtRest(
+        [
+          { where: 'the key', bytes: sealed },
+          { where: 'b', bytes: other },
+        ],
+        [token],
+      ),
+    ).toEqual([]);
   });
 });
 

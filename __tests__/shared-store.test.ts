@@ -186,6 +186,58 @@ describe('the plugin under a shared store', () => {
     expect(service.counters.loginCalls).toBe(1);
   });
 
+  it.each([
+    ['says it holds a record it cannot vouch for (TokenAuthError STORE_FAILED)', 'untrusted', 1],
+    ['fails to read (any other error)', 'failing', 2],
+  ] as const)(
+    'logs in once for all its holders when the store %s: read as no pair, reported, and overwritten under the lock',
+    async (_, how, logins) => {
+      const file = new FileTokenStore(join(dir, 'tokens.json'));
+      // What the file holds stops being readable (a sealed pair tampered with), until a holder writes a new pair.
+      let unreadable = false;
+      const store: TokenStore = {
+        get: () => {
+          if (!unreadable) return file.get();
+          if (how === 'failing') throw new Error('the store read nothing it could parse');
+          throw new TokenAuthError('STORE_FAILED', 'The token file holds a sealed pair that failed authentication.');
+        },
+        set: async (pair, fence) => {
+          unreadable = false;
+          return file.set(pair, fence);
+        },
+        clear: (fence) => file.clear(fence),
+        lock: (request) => file.lock(request),
+      };
+      const first = rig({ store });
+      const { service } = first;
+      const second = rig({ store }, service);
+      await first.api.get('/orders');
+      await second.api.get('/orders');
+      const failures: TokenAuthEvents['failure'][] = [];
+      for (const { auth } of [first, second]) auth.on('failure', (event) => failures.push(event));
+      unreadable = true;
+      service.expireAccessTokens();
+
+      const results = await Promise.allSettled([
+        ...Array.from({ length: 5 }, () => first.api.get('/orders')),
+        ...Array.from({ length: 5 }, () => second.api.get('/orders')),
+      ]);
+      await Promise.all([first.auth.flush(), second.auth.flush()]);
+
+      expect(fulfilled(results)).toBe(10);
+      // One login at the start, then one per holder that could not write what it got: one for the holders together
+      // when the store answered, one each when it failed (its turn writes nothing).
+      expect(service.counters.loginCalls).toBe(1 + logins);
+      expect(service.counters.refreshCalls).toBe(0);
+      expect(failures.map((event) => [event.operation, event.code])).toContainEqual(['store', 'STORE_FAILED']);
+      if (how === 'failing') return;
+      expect(failures[0]!.error.message).toBe('The token file holds a sealed pair that failed authentication.');
+      // The pair that overwrote the record is the one both hold.
+      expect(await first.auth.getTokens()).toEqual(await second.auth.getTokens());
+      expect(await file.get()).toEqual(await first.auth.getTokens());
+    },
+  );
+
   it('writes in the order it obtained the pairs, even to a slow store without a lock', async () => {
     // The first write takes a while, the next one none: without order, the older pair would land last.
     const kept = new LocklessStore();

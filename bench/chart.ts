@@ -1,5 +1,7 @@
 // The README's chart, drawn from a run's results: token calls after an expiry burst (log scale) and the CPU cost
-// of a request with a valid token, relative to bare axios. Plain SVG, no dependency.
+// of a request with a valid token, relative to bare axios; and docs/benchmarks.md's fleet chart. Plain SVG, no
+// dependency.
+import type { HoldersResult } from './fleet-holders.js';
 import type { ScenarioResult } from './scenarios.js';
 import type { Cell } from './stats.js';
 
@@ -94,6 +96,11 @@ export function chart(results: readonly ScenarioResult[], machine: string): stri
       format: (v) => v.toFixed(2),
     });
   }
+  return svgOf(panels, `npm run bench, ${machine}`);
+}
+
+/** The panels one under the other, with the caption at the foot. */
+function svgOf(panels: readonly Panel[], caption: string): string {
   let top = 10;
   const drawn = panels.map((spec) => {
     const { svg, height } = panel(spec, top);
@@ -104,8 +111,52 @@ export function chart(results: readonly ScenarioResult[], machine: string): stri
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${top + 20}" font-family="sans-serif">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     ...drawn,
-    `<text x="${WIDTH - 10}" y="${top + 10}" font-size="10" text-anchor="end" fill="#555">${escape(`npm run bench, ${machine}`)}</text>`,
+    `<text x="${WIDTH - 10}" y="${top + 10}" font-size="10" text-anchor="end" fill="#555">${escape(caption)}</text>`,
     '</svg>',
     '',
   ].join('\n');
+}
+
+/**
+ * docs/benchmarks.md's fleet chart, from `npm run bench:fleet -- --holders`: per setup and number of holders, the
+ * Redis commands and CPU per holder per expiry (flat is the goal), and the delay until every holder has the new pair.
+ */
+export function fleetChart(results: readonly HoldersResult[], machine: string): string {
+  const sizes = [...new Set(results.map((r) => r.holders))];
+  const setups = [...new Set(results.map((r) => r.setup))];
+  const series = (value: (r: HoldersResult) => number) =>
+    setups.map((setup) => ({
+      name: setup,
+      values: sizes.map((size) => {
+        const r = results.find((each) => each.setup === setup && each.holders === size);
+        return r && value(r);
+      }),
+    }));
+  const groups = sizes.map((size) => `${size.toLocaleString('en-US')} holders`);
+  return svgOf(
+    [
+      {
+        title: 'Redis commands per holder per expiry (flat is the goal)',
+        groups,
+        series: series((r) => r.perHolderPerExpiry.commands),
+        log: false,
+        format: (v) => v.toFixed(2),
+      },
+      {
+        title: 'Redis CPU per holder per expiry, µs (summed over the masters)',
+        groups,
+        series: series((r) => r.perHolderPerExpiry.cpuUs),
+        log: false,
+        format: (v) => v.toFixed(0),
+      },
+      {
+        title: 'From an expiry until every holder has the new pair: p99, ms (log scale)',
+        groups,
+        series: series((r) => r.delayMs.p99),
+        log: true,
+        format: (v) => v.toFixed(0),
+      },
+    ],
+    `npm run bench:fleet -- --holders, ${machine}`,
+  );
 }

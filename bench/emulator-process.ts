@@ -12,19 +12,26 @@ export interface RemoteEmulatorOptions extends Omit<EmulatorOptions, 'latency' |
    * 20,000 of them in the environment would pass the length an environment variable may have.
    */
   accounts?: number;
+  /** Keep the calls received, for `loginTimes` (every call is kept: for short runs). @default false */
+  recordCalls?: boolean;
 }
 
-export type EmulatorRequest = { id: number; type: 'expire' | 'counters' | 'close' };
+export type EmulatorRequest = { id: number; type: 'expire' | 'counters' | 'close' | 'login-times' };
 
 async function main(): Promise<void> {
-  const { latency, accounts = 0, ...options } = JSON.parse(process.env.BENCH_EMULATOR ?? '{}') as RemoteEmulatorOptions;
+  const {
+    latency,
+    accounts = 0,
+    recordCalls,
+    ...options
+  } = JSON.parse(process.env.BENCH_EMULATOR ?? '{}') as RemoteEmulatorOptions;
   const data = latency?.data;
   const users = { ...options.users };
   for (let i = 0; i < accounts; i += 1) users[benchAccount(i)] = benchAccountPassword(benchAccount(i));
   const emulator = await startEmulator({
     ...options,
     users,
-    log: false,
+    log: recordCalls === true,
     latency: {
       ...(latency?.login !== undefined && { login: latency.login }),
       ...(latency?.token !== undefined && { token: latency.token }),
@@ -37,6 +44,11 @@ async function main(): Promise<void> {
     if (request.type === 'expire') emulator.expireAccessTokens();
     if (request.type === 'close') {
       void emulator.close().then(() => process.exit(0));
+      return;
+    }
+    if (request.type === 'login-times') {
+      const at = emulator.calls.filter((call) => call.route === 'login').map((call) => call.at);
+      process.send?.({ id: request.id, loginTimes: at });
       return;
     }
     process.send?.({ id: request.id, counters: { ...emulator.counters } });

@@ -30,6 +30,9 @@
 //   npm run bench:fleet -- --together        25, 50 and 100 processes started together
 //   npm run bench:fleet -- --together 25     25 only
 //   npm run bench:fleet -- --trouble         what 10, 50 and 100 processes cost the account in trouble (fleet-trouble.ts)
+//   npm run bench:fleet -- --holders         10, 100 and 1,000 holders in 10 processes, on one redis-server and a
+//                                            Cluster of 3 masters: Redis' cost per holder per expiry (fleet-holders.ts)
+//   npm run bench:fleet -- --holders 1000    1,000 only
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +43,7 @@ import { startFleet, sumBursts } from '../harness/fleet.js';
 import type { BurstReply, Fleet, FleetEvent, FleetStoreConfig } from '../harness/fleet.js';
 import { countCommands, startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
+import { holdersBenchmark } from './fleet-holders.js';
 import { trouble } from './fleet-trouble.js';
 import { markdownTable } from './report.js';
 import { percentile, round } from './stats.js';
@@ -48,14 +52,22 @@ import { percentile, round } from './stats.js';
 const TOGETHER_SIZES = '25,50,100';
 /** The sizes `--trouble` alone stands for. */
 const TROUBLE_SIZES = '10,50,100';
+/** The sizes `--holders` alone stands for. */
+const HOLDERS_SIZES = '10,100,1000';
+/** What a bare option among these stands for. */
+const SIZES: Record<string, string> = {
+  '--together': TOGETHER_SIZES,
+  '--trouble': TROUBLE_SIZES,
+  '--holders': HOLDERS_SIZES,
+};
 
 const { values } = parseArgs({
   // `--together` takes its sizes or none: a bare one (last, or before another option) means all three.
   args: process.argv
     .slice(2)
     .flatMap((arg, i, args) =>
-      (arg === '--together' || arg === '--trouble') && (i === args.length - 1 || args[i + 1]!.startsWith('--'))
-        ? [`${arg}=${arg === '--together' ? TOGETHER_SIZES : TROUBLE_SIZES}`]
+      SIZES[arg] !== undefined && (i === args.length - 1 || args[i + 1]!.startsWith('--'))
+        ? [`${arg}=${SIZES[arg]}`]
         : [arg],
     ),
   options: {
@@ -65,6 +77,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     together: { type: 'string' },
     trouble: { type: 'string' },
+    holders: { type: 'string' },
   },
 });
 
@@ -77,6 +90,7 @@ function whole(text: string, option: string): number {
 
 const togetherSizes = values.together?.split(',').map((size) => whole(size.trim(), 'together'));
 const troubleSizes = values.trouble?.split(',').map((size) => whole(size.trim(), 'trouble'));
+const holdersSizes = values.holders?.split(',').map((size) => whole(size.trim(), 'holders'));
 const processes = whole(values.processes, 'processes');
 const requests = whole(values.requests ?? (togetherSizes ? '10' : '100'), 'requests');
 const expiries = whole(values.expiries ?? (togetherSizes ? '3' : values.quick ? '5' : '20'), 'expiries');
@@ -381,6 +395,15 @@ async function main(): Promise<void> {
   const machine = `${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}`;
   if (togetherSizes) return together(togetherSizes, machine);
   if (troubleSizes) return trouble(troubleSizes, machine);
+  if (holdersSizes)
+    return holdersBenchmark({
+      sizes: holdersSizes,
+      // 10 processes unless told: `--processes` defaults to 4 for the other fleets.
+      processes: values.processes === '4' && !process.argv.includes('--processes') ? 10 : processes,
+      expiries: whole(values.expiries ?? '5', 'expiries'),
+      machine,
+      standard: values.holders === HOLDERS_SIZES && !values.expiries && !process.argv.includes('--processes'),
+    });
   console.log(
     `Fleet benchmark: ${processes} processes × ${requests} concurrent requests, ${expiries} expiries per store; ${machine}`,
   );

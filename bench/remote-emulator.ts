@@ -14,9 +14,13 @@ export const benchAccountPassword = (account: string): string => `${account}-pas
 /** The emulator, running in a child process: its URL, and its counters and expiries over IPC. */
 export interface RemoteEmulator {
   readonly url: string;
+  /** Its process, to read what it holds (its open files). */
+  readonly pid: number;
   /** Makes every access token issued so far refused, as if it had expired. Resolves once it is done. */
   expire(): Promise<void>;
   counters(): Promise<EmulatorCounters>;
+  /** When each login call arrived (Date.now() there, one host, one clock); with `recordCalls` only. */
+  loginTimes(): Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -25,14 +29,17 @@ export async function startRemoteEmulator(options: RemoteEmulatorOptions = {}): 
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, BENCH_EMULATOR: JSON.stringify({ users: { [BENCH_USER]: BENCH_PASSWORD }, ...options }) },
   });
-  const waiting = new Map<number, (answer: { url?: string; counters?: EmulatorCounters }) => void>();
-  child.on('message', (answer: { id: number; url?: string; counters?: EmulatorCounters }) => {
+  const waiting = new Map<
+    number,
+    (answer: { url?: string; counters?: EmulatorCounters; loginTimes?: number[] }) => void
+  >();
+  child.on('message', (answer: { id: number; url?: string; counters?: EmulatorCounters; loginTimes?: number[] }) => {
     waiting.get(answer.id)?.(answer);
     waiting.delete(answer.id);
   });
   let next = 1;
   const ask = (type: EmulatorRequest['type']) =>
-    new Promise<{ url?: string; counters?: EmulatorCounters }>((resolve, reject) => {
+    new Promise<{ url?: string; counters?: EmulatorCounters; loginTimes?: number[] }>((resolve, reject) => {
       const id = next++;
       waiting.set(id, resolve);
       child.send({ id, type } satisfies EmulatorRequest, (error) => error && reject(error));
@@ -45,8 +52,10 @@ export async function startRemoteEmulator(options: RemoteEmulatorOptions = {}): 
   });
   return {
     url: started.url!,
+    pid: child.pid!,
     expire: async () => void (await ask('expire')),
     counters: async () => (await ask('counters')).counters!,
+    loginTimes: async () => (await ask('login-times')).loginTimes!,
     close: () =>
       new Promise((resolve) => {
         child.once('exit', () => resolve());

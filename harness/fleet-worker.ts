@@ -153,6 +153,8 @@ async function main(): Promise<void> {
   const account = config.account ?? { username: E2E_USER, password: E2E_PASSWORD };
   const accounts = config.accounts ?? {};
   passwords.push(account.password, ...Object.values(accounts).map((each) => each.password));
+  passwords.push(...(config.encryption?.keys.map((key) => key.secret) ?? []));
+  const encryption = config.encryption && { encryption: config.encryption };
   const closers: Array<() => Promise<unknown>> = [];
   let store: FileTokenStore | RedisTokenStore;
   let subscribed: Promise<unknown>[] = [];
@@ -160,6 +162,7 @@ async function main(): Promise<void> {
   if (config.store.kind === 'file') {
     store = new FileTokenStore(config.store.path, {
       ...timings,
+      ...encryption,
       ...(config.store.watch !== undefined && { watch: config.store.watch }),
     });
   } else {
@@ -179,6 +182,7 @@ async function main(): Promise<void> {
     const redisStore = new RedisTokenStore(connections.client, {
       prefix: settings.prefix,
       ...timings,
+      ...encryption,
       ...(connections.subscriber && { subscriber: connections.subscriber }),
     });
     // Closed before the connections: it unsubscribes on the subscriber.

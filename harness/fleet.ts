@@ -112,10 +112,22 @@ export interface FleetLockTimings {
   pollMs?: number;
 }
 
+/**
+ * The store's `encryption`, as JSON: keys with their secrets in Base64, and the switch from clear. The secrets are
+ * masked in everything a worker reports, as its passwords are.
+ */
+export interface FleetEncryption {
+  keys: Array<{ id: string; secret: string }>;
+  acceptClear?: boolean;
+  writeClear?: boolean;
+}
+
 /** What a worker reads from FLEET_WORKER_CONFIG. */
 export interface WorkerConfig {
   emulatorUrl: string;
   store: FleetStoreConfig;
+  /** The store's `encryption` (file and Redis alike). @default none: the pair in clear */
+  encryption?: FleetEncryption;
   /** Who the default account logs in as. */
   account?: FleetAccount;
   /**
@@ -325,6 +337,7 @@ export class FleetWorker {
       E2E_PASSWORD,
       ...(config.account ? [config.account.password] : []),
       ...Object.values(config.accounts ?? {}).map((account) => account.password),
+      ...(config.encryption?.keys.map((key) => key.secret) ?? []),
     ];
     this.process = spawn(process.execPath, ['--import', 'tsx', WORKER_FILE], {
       cwd: ROOT,

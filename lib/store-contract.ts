@@ -43,7 +43,14 @@ export interface TokenStoreLockRequest {
  * several holders share (tabs, processes, hosts) implements them so that the holders renew once between them.
  */
 export interface TokenStore {
-  /** The stored pair, or null (or undefined) when there is none. */
+  /**
+   * The stored pair, or null (or undefined) when there is none. A store that seals its pairs says why it cannot give
+   * one by the error it throws: a `TokenAuthError` with code `STORE_KEY_MISSING` (the pair is sealed with a key this
+   * holder lacks) fails requests at once, reported once, and nothing logs in; with code `STORE_FAILED` (what it holds
+   * failed authentication) it is reported and read as no pair, and the store is used on, so that the pair the next
+   * renewal gets overwrites it. Any other error is the store failing: reported, and the holder goes on with the tokens
+   * it holds in memory.
+   */
   get(): TokenPair | null | undefined | Promise<TokenPair | null | undefined>;
   /**
    * Writes the pair. `fence` is that of the lock the writer holds, if any; a store returns `false` instead of

@@ -31,7 +31,7 @@ const MISSED: HeldLock = { release: noop, missed: true };
 /** What a call that failed (and was reported) gives instead of an answer. */
 const FAILED = Symbol('failed');
 
-type Bounded = <T>(operation: (store: TokenStore) => T | Promise<T>) => Promise<T | typeof FAILED>;
+type Bounded = <T>(operation: (store: TokenStore) => T | Promise<T>) => Promise<T | undefined | typeof FAILED>;
 
 /**
  * This holder's link to the user's store. A store failure must not fail requests while the plugin holds tokens in
@@ -83,7 +83,8 @@ export class StoreLink {
   readAccount(): Promise<AccountRecord | undefined> {
     if (!this.keepsAccount) return Promise.resolve(undefined);
     return (this.accountReading ??= this.call(() => this.store.getAccount?.())
-      .then((record) => (record === FAILED ? undefined : accountRecordIn(record)))
+      // FAILED, as anything that is not a record, is none.
+      .then(accountRecordIn)
       .finally(() => (this.accountReading = undefined)));
   }
 
@@ -218,7 +219,8 @@ export class StoreLink {
     const locking = Promise.resolve().then(() => store.lock?.({ signal, tryTimeoutMs: this.timeoutMs }));
     // A store that stops waiting when the signal aborts rejects then: that is no failure, and is not waited for.
     const granted = await this.call(() => settle(locking, { signal }), false, whenUnanswered(unanswered));
-    if (granted === FAILED || granted === ABORTED || granted === TIMED_OUT || !granted || signal?.aborted) {
+    // Every symbol is no lock: FAILED, ABORTED or TIMED_OUT.
+    if (typeof granted === 'symbol' || !granted || signal?.aborted) {
       // Granted after the wait was given up: nobody would release it.
       locking.then((late) => late && this.release(late), noop);
       // A wait that a newer pair ended needs no lock; any other end is a lock missed.
@@ -231,12 +233,15 @@ export class StoreLink {
     void this.call(() => lock.release());
   }
 
-  /** The answer of `operation`, or FAILED once it failed or, when `bounded`, took longer than `timeoutMs`. */
+  /**
+   * The answer of `operation`; FAILED once it failed or, when `bounded`, took longer than `timeoutMs`; undefined when
+   * the store answered that what it holds cannot be used (see below).
+   */
   private async call<T>(
     operation: () => T | Promise<T>,
     bounded = true,
     failed: (error: unknown) => void = noop,
-  ): Promise<T | typeof FAILED> {
+  ): Promise<T | undefined | typeof FAILED> {
     try {
       const call = Promise.resolve().then(operation);
       if (!bounded) return await call;
@@ -251,6 +256,13 @@ export class StoreLink {
         if (!this.keysMissing.has(error.message)) this.onFailure(error);
         this.keysMissing.add(error.message);
         throw error;
+      }
+      // The store answered, and says what it holds cannot be used (a sealed pair that failed authentication): as a
+      // store failure, the turn would write nothing and every holder would log in for itself; read as nothing, the
+      // first holder under the lock logs in once and overwrites it, and the others take its pair.
+      if (hasCode(error, 'STORE_FAILED')) {
+        this.onFailure(this.secrets.copy(error));
+        return undefined;
       }
       failed(error);
       const reason = this.secrets.mask(error instanceof Error ? error.message : String(error));

@@ -14,6 +14,11 @@ export interface PageStart {
   store: BrowserTokenStoreOptions;
   /** The named accounts, and who each logs in as: their requests name them, and the store keeps them (forAccount). */
   accounts?: Record<string, { username: string; password: string }>;
+  /**
+   * Seal the pair with the non-extractable AES-GCM key of this id that the page keeps in IndexedDB (made there by the
+   * first tab that asks, read back by the others and after a reload): `store.encryption` is then `{ keys: [{ id, key }] }`.
+   */
+  sealingKeyId?: string;
 }
 
 export interface BurstResult {
@@ -39,6 +44,10 @@ export interface TokenKeeperPage {
   access(): Promise<string | undefined>;
   logout(): Promise<void>;
   storage(): { local: Record<string, string>; session: Record<string, string> };
+  /** The pair the plugin holds now, for the test's scan of what storage keeps. */
+  pair(): Promise<TokenPair | null>;
+  /** Reads (or makes, the first time) the sealing key of `id` in IndexedDB, for `start`; what the page can do with it. */
+  loadSealingKey(id: string): Promise<{ extractable: boolean; exportRefused: boolean; algorithm: string }>;
   /** A store used directly, without the plugin: to hold its lock and write with a given fence. */
   raw: {
     open(options: BrowserTokenStoreOptions): BrowserLocking;
@@ -54,6 +63,7 @@ declare global {
 }
 
 let auth: TokenAuth | undefined;
+const sealingKeys = new Map<string, CryptoKey>();
 let raw: BrowserTokenStore | undefined;
 let api = axios.create();
 const seen: string[] = [];
@@ -73,9 +83,13 @@ function entries(storage: Storage): Record<string, string> {
 }
 
 window.tokenKeeperPage = {
-  start({ baseURL, username, password, store: storeOptions, accounts }) {
+  start({ baseURL, username, password, store: storeOptions, accounts, sealingKeyId: sealingKey }) {
     api = axios.create({ baseURL });
-    const store = new BrowserTokenStore(storeOptions);
+    const key = sealingKey === undefined ? undefined : sealingKeys.get(sealingKey);
+    if (sealingKey !== undefined && !key) throw new Error('call tokenKeeperPage.loadSealingKey() first');
+    const store = new BrowserTokenStore(
+      key ? { ...storeOptions, encryption: { keys: [{ id: sealingKey!, key }] } } : storeOptions,
+    );
     const credentials = accounts
       ? (account: string | undefined) => (account === undefined ? { username, password } : accounts[account])
       : { username, password };
@@ -117,6 +131,16 @@ window.tokenKeeperPage = {
   access: async () => (await started().getTokens())?.access,
   logout: () => started().logout(),
   storage: () => ({ local: entries(localStorage), session: entries(sessionStorage) }),
+  pair: () => started().getTokens(),
+  async loadSealingKey(id) {
+    const key = await keyFromIndexedDb(id);
+    sealingKeys.set(id, key);
+    const exportRefused = await crypto.subtle.exportKey('raw', key).then(
+      () => false,
+      () => true,
+    );
+    return { extractable: key.extractable, exportRefused, algorithm: `${key.algorithm.name}` };
+  },
   raw: {
     open(options) {
       raw = new BrowserTokenStore(options);
@@ -126,3 +150,27 @@ window.tokenKeeperPage = {
     write: (pair, fence) => raw!.set(pair, fence ?? undefined),
   },
 };
+
+/** The key of `id` in IndexedDB, as an app keeps it: a non-extractable CryptoKey, made and stored on first use. */
+async function keyFromIndexedDb(id: string): Promise<CryptoKey> {
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const request = indexedDB.open('token-keeper-keys', 1);
+    request.onupgradeneeded = () => request.result.createObjectStore('keys');
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error ?? new Error('indexedDB.open failed'));
+  });
+  const done = <T>(request: IDBRequest<T>) =>
+    new Promise<T>((resolve, reject) => {
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error ?? new Error('IndexedDB request failed'));
+    });
+  try {
+    const kept = (await done(db.transaction('keys').objectStore('keys').get(id))) as CryptoKey | undefined;
+    if (kept) return kept;
+    const made = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
+    await done(db.transaction('keys', 'readwrite').objectStore('keys').put(made, id));
+    return made;
+  } finally {
+    db.close();
+  }
+}

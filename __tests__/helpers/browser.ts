@@ -119,6 +119,8 @@ export class Tab {
   }
 
   private static async start(page: Page, start: PageStart): Promise<Tab> {
+    if (start.sealingKeyId !== undefined)
+      await page.evaluate((id) => window.tokenKeeperPage.loadSealingKey(id), start.sealingKeyId);
     return new Tab(page, await page.evaluate((options) => window.tokenKeeperPage.start(options), start));
   }
 
@@ -145,6 +147,16 @@ export class Tab {
 
   storage(): Promise<ReturnType<TokenKeeperPage['storage']>> {
     return this.page.evaluate(() => window.tokenKeeperPage.storage());
+  }
+
+  /** The pair the plugin holds now. */
+  pair(): ReturnType<TokenKeeperPage['pair']> {
+    return this.page.evaluate(() => window.tokenKeeperPage.pair());
+  }
+
+  /** What the page can do with its sealing key of `id` in IndexedDB (read, or made the first time). */
+  sealingKey(id: string): ReturnType<TokenKeeperPage['loadSealingKey']> {
+    return this.page.evaluate((keyId) => window.tokenKeeperPage.loadSealingKey(keyId), id);
   }
 
   logout(): Promise<void> {

@@ -125,6 +125,63 @@ export function spellingsOf(name: string, value: string): Secret[] {
   return [...unique].map(([spelling, label]) => ({ name: label, value: spelling }));
 }
 
+/** Shorter than this, a Base64 run cut out of a longer text could match by chance. */
+const SHORTEST_BASE64_CORE = 16;
+
+/**
+ * Every spelling in which `value` can sit at rest, in what a store keeps (a Redis key's value, a file): those of
+ * {@link spellingsOf}; hex of its UTF-8 bytes, lower and upper case; and Base64 and Base64url of it within a longer
+ * text encoded at once (a whole record in Base64), at each of the three offsets where its bytes can start: the run of
+ * characters that encodes its bytes alone, whatever comes before and after.
+ */
+export function atRestSpellingsOf(name: string, value: string): Secret[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const hex = bytes.toString('hex');
+  const spellings = [...spellingsOf(name, value)];
+  const add = (how: string, spelling: string) => {
+    if (!spellings.some((known) => known.value === spelling))
+      spellings.push({ name: `${name} (${how})`, value: spelling });
+  };
+  add('hex', hex);
+  add('hex, upper case', hex.toUpperCase());
+  for (const offset of [0, 1, 2]) {
+    const shifted = Buffer.concat([Buffer.alloc(offset), bytes]);
+    // Past the group that holds the padding; up to the last whole group, which ends where the value's bytes end.
+    const start = offset === 0 ? 0 : 4;
+    const end = Math.floor(shifted.length / 3) * 4;
+    for (const [how, encoding] of [
+      ['Base64', 'base64'],
+      ['Base64url', 'base64url'],
+    ] as const) {
+      const core = shifted.toString(encoding).slice(start, end);
+      if (core.length >= SHORTEST_BASE64_CORE) add(`${how} at offset ${offset} of a longer text`, core);
+    }
+  }
+  return spellings;
+}
+
+/** A place a store keeps something: a key, a file; `bytes` as read. */
+export interface PlaceAtRest {
+  where: string;
+  bytes: Uint8Array | string;
+}
+
+/**
+ * The secrets found at rest in `places`, in any of their spellings ({@link atRestSpellingsOf}), searched byte for byte:
+ * one line per find, naming the place and the spelling, with no more of the secret than a short prefix.
+ */
+export function secretsAtRest(places: readonly PlaceAtRest[], secrets: readonly Secret[]): string[] {
+  const spellings = secrets.flatMap((secret) => atRestSpellingsOf(secret.name, secret.value));
+  const found: string[] = [];
+  for (const { where, bytes } of places) {
+    const buffer = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes);
+    for (const spelling of spellings)
+      if (buffer.includes(Buffer.from(spelling.value, 'utf8')))
+        found.push(`${where}: ${spelling.name} ${preview(spelling.value)}`);
+  }
+  return found;
+}
+
 /** The spellings of `user:secret`, joined as HTTP Basic joins them. */
 export function pairSpellings(name: string, user: string, secret: string): Secret[] {
   return spellingsOf(name, `${user}:${secret}`);

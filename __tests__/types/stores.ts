@@ -7,7 +7,9 @@ import { createClient as createClient6, createCluster as createCluster6 } from '
 import { expectTypeOf } from 'expect-type';
 import type { TokenPair, TokenStore, TokenStoreLock } from 'axios-token-keeper';
 import { FileTokenStore } from 'axios-token-keeper/file-store';
-import type { FileTokenStoreOptions } from 'axios-token-keeper/file-store';
+import type { FileTokenStoreOptions, StoreEncryption } from 'axios-token-keeper/file-store';
+import { BrowserTokenStore } from 'axios-token-keeper/browser-store';
+import type { BrowserStoreEncryption } from 'axios-token-keeper/browser-store';
 import { RedisTokenStore } from 'axios-token-keeper/redis-store';
 import type {
   NodeRedisClusterLike,
@@ -80,6 +82,7 @@ expectTypeOf<FileTokenStoreOptions>().toEqualTypeOf<{
   lockTimeoutMs?: number;
   pollMs?: number;
   watch?: boolean;
+  encryption?: StoreEncryption;
 }>();
 expectTypeOf(FileTokenStore).constructorParameters.toEqualTypeOf<[path: string, options?: FileTokenStoreOptions]>();
 expectTypeOf(FileTokenStore).instance.toExtend<TokenStore>();
@@ -94,6 +97,7 @@ expectTypeOf<RedisTokenStoreOptions>().toEqualTypeOf<{
   lockTimeoutMs?: number;
   pollMs?: number;
   keyTtlMs?: number;
+  encryption?: StoreEncryption;
 }>();
 expectTypeOf(RedisTokenStore).constructorParameters.toEqualTypeOf<
   [client: RedisClientLike, options: RedisTokenStoreOptions]
@@ -109,6 +113,44 @@ export function stores(redis: Redis): TokenStore[] {
     new FileTokenStore('/var/lib/app/tokens.json', { lockTimeoutMs: 60_000, pollMs: 10 }),
     new RedisTokenStore(redis, { prefix: 'tokens:jane', subscriber: redis.duplicate(), keyTtlMs: 3_600_000 }),
   ];
+}
+
+// `encryption`: keys (a secret in Base64 or as bytes), or the functions of a KMS; a CryptoKey in the browser.
+export function sealedStores(redis: Redis, key: CryptoKey): TokenStore[] {
+  const secret = process.env.TOKEN_SEALING_KEY ?? '';
+  const kms: StoreEncryption = {
+    seal: (plaintext, context) => Promise.resolve(`${context}:${plaintext.length}`),
+    unseal: (sealed) => Promise.resolve(new TextEncoder().encode(sealed)),
+  };
+  const browser: BrowserStoreEncryption = {
+    keys: [
+      { id: 'tab-1', key },
+      { id: 'k1', secret: new Uint8Array(32) },
+    ],
+  };
+  return [
+    new FileTokenStore('/var/lib/app/tokens.json', { encryption: { keys: [{ id: 'k1', secret }], acceptClear: true } }),
+    new RedisTokenStore(redis, {
+      prefix: 'tokens:jane',
+      encryption: { keys: [{ id: 'k2', secret: Buffer.alloc(32) }] },
+    }),
+    new RedisTokenStore(redis, { prefix: 'tokens:jane', encryption: kms }),
+    new BrowserTokenStore({ key: 'orders', encryption: browser }),
+    new BrowserTokenStore({ key: 'orders', encryption: kms }),
+  ];
+}
+
+export function refusedEncryption(redis: Redis, key: CryptoKey): void {
+  const seal = (plaintext: Uint8Array) => Promise.resolve(String(plaintext.length));
+  const unseal = () => Promise.resolve(new Uint8Array());
+  // @ts-expect-error `keys`, or `seal` and `unseal`, not both
+  void new FileTokenStore('/var/lib/app/tokens.json', { encryption: { keys: [], seal, unseal } });
+  // @ts-expect-error a CryptoKey is for the browser store
+  void new RedisTokenStore(redis, { prefix: 'tokens:jane', encryption: { keys: [{ id: 'k1', key }] } });
+  // @ts-expect-error a key needs its id
+  void new FileTokenStore('/var/lib/app/tokens.json', { encryption: { keys: [{ secret: 'x' }] } });
+  // @ts-expect-error `unseal` resolves to the bytes it opened
+  void new FileTokenStore('/var/lib/app/tokens.json', { encryption: { seal, unseal: () => Promise.resolve('x') } });
 }
 
 export function refused(redis: Redis): void {

@@ -7,7 +7,7 @@
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
 import { accountRecordIn } from '../account-record.js';
 import { webLocks, webStorage } from './browser/environment.js';
-import { checkOptions, pairStorage } from './browser/options.js';
+import { checkOptions, pairStorage, sealerOf } from './browser/options.js';
 import type { BrowserLocking, BrowserTokenStoreOptions } from './browser/options.js';
 import { AccountEntry } from './browser/account-entry.js';
 import { RecordView } from './browser/record-view.js';
@@ -16,13 +16,24 @@ import { TabChannel } from './browser/tab-channel.js';
 import { WebLock } from './browser/web-lock.js';
 import { checkAccountName, escapeAccountName } from './account-key.js';
 import { copyPair, isPair } from './record.js';
-import type { FencedPair } from './record.js';
+import type { FencedPair, StoredPair } from './record.js';
+import { SealedRecords } from './sealing.js';
+import type { PairSealer } from './sealing.js';
 import { Announcer } from './announcer.js';
 import { Mutex } from './mutex.js';
 import { shown } from './options.js';
 
 /** The store's options, and what it tells of the browser. */
-export type { BrowserLocking, BrowserStorageKind, BrowserTokenStoreOptions } from './browser/options.js';
+export type {
+  BrowserLocking,
+  BrowserStorageKind,
+  BrowserStoreEncryption,
+  BrowserTokenStoreOptions,
+  SealingCryptoKey,
+} from './browser/options.js';
+
+/** The `encryption` option: its keys, or functions of your own, and the switch from clear. */
+export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing-options.js';
 
 /**
  * Keeps the pair for the tabs of a browser app: one tab renews at a time, and the others take its pair without
@@ -37,7 +48,9 @@ export type { BrowserLocking, BrowserStorageKind, BrowserTokenStoreOptions } fro
 export class BrowserTokenStore implements TokenStore {
   /** How the tabs take turns in this browser. */
   readonly locking: BrowserLocking;
-  private readonly options: Required<BrowserTokenStoreOptions>;
+  private readonly options: Required<Omit<BrowserTokenStoreOptions, 'encryption'>>;
+  /** The sealing of `encryption`, which the named accounts' stores share: private, so that nothing prints the keys. */
+  readonly #sealer: PairSealer | undefined;
   /** The name of the storage entry, the lock and the channel; the keys beside the entry start with it. */
   private readonly name: string;
   /** For a named account's store (forAccount): tells its parent it was let go. */
@@ -60,7 +73,8 @@ export class BrowserTokenStore implements TokenStore {
 
   /**
    * Checks the options and opens the channel to the other tabs. Throws a `TypeError` naming the option for a bad one,
-   * and for a `storage` the environment does not offer (a server render), instead of failing at the first request.
+   * and for a `storage` the environment does not offer (a server render), instead of failing at the first request; for
+   * an `encryption` whose keys are not 32 bytes or AES-GCM 256 CryptoKeys with ids of their own, naming what to fix.
    */
   constructor(options: BrowserTokenStoreOptions) {
     const parent = (options as AccountStoreOptions | undefined)?.[PARENT];
@@ -71,7 +85,11 @@ export class BrowserTokenStore implements TokenStore {
     this.name = name;
     const kind = this.options.storage;
     const storage = pairStorage(kind);
-    this.view = new RecordView(storage, name, `The ${kind}Storage entry "${name}"`, this.options.keepAccessInMemory);
+    this.#sealer = parent ? parent.sealer : sealerOf(options.encryption, kind);
+    const where = `The ${kind}Storage entry "${name}"`;
+    // Bound to the entry's name: a sealed pair copied to another key or account's entry does not open.
+    const records = new SealedRecords(this.#sealer, name, where, isStoredPair);
+    this.view = new RecordView(storage, name, where, this.options.keepAccessInMemory, records);
     // The tabs share the account's record in `localStorage` whatever `storage` says: it holds no secret, and a logout in
     // one tab must stop the others from signing back in by themselves (an HttpOnly cookie would let them).
     this.accountEntry = new AccountEntry(webStorage('local'), `${name}:account`);
@@ -123,6 +141,7 @@ export class BrowserTokenStore implements TokenStore {
       ...this.options,
       [PARENT]: {
         name: `${base}#${escapeAccountName(name)}`,
+        sealer: this.#sealer,
         leave: () => {
           if (this.accounts.get(name) === store) this.accounts.delete(name);
         },
@@ -140,7 +159,7 @@ export class BrowserTokenStore implements TokenStore {
    */
   async get(): Promise<TokenPair | null> {
     this.checkOpen();
-    const newest = this.view.newest();
+    const newest = await this.view.newest();
     if (!newest) {
       // Nothing anywhere: with `'local'` no tab has a pair; per tab or in memory only, another tab may.
       if (this.options.storage === 'local') return null;
@@ -267,14 +286,14 @@ export class BrowserTokenStore implements TokenStore {
   private async write(pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     this.checkOpen();
     // An entry that is not ours is reported (by the read), never overwritten.
-    const newest = this.view.newest();
+    const newest = this.view.checkedFence();
     // A later holder's write of the pair, or of the account's record alone, makes this one stale.
-    if (fence !== undefined && Math.max(newest?.fence ?? 0, this.accountEntry.fence) > fence) return false;
+    if (fence !== undefined && Math.max(newest, this.accountEntry.fence) > fence) return false;
     // Without Web Locks, a lease granted since may not have written yet: its fence is the lease's.
     if (fence !== undefined && this.lease && this.lease.lastFence() > fence) return false;
     // A write without the lock (it timed out, or a store used directly) comes after everything this tab has seen.
-    const written: FencedPair = { fence: fence ?? (newest?.fence ?? 0) + 1, pair };
-    this.view.persist(written);
+    const written: FencedPair = { fence: fence ?? newest + 1, pair };
+    await this.view.persist(written);
     this.learn(written);
     this.channel.tell(written);
     await this.webLock?.mark(written.fence);
@@ -292,7 +311,7 @@ export class BrowserTokenStore implements TokenStore {
 
   private told(record: FencedPair): void {
     // Per tab, each tab keeps its own copy, so that a reload of this tab finds it; shared storage has it already.
-    if (this.learn(record) && this.options.storage === 'session') this.view.persistOverOurs(record);
+    if (this.learn(record) && this.options.storage === 'session') this.view.persistOverOurs(record).catch(ignore);
   }
 
   /** Without BroadcastChannel, `localStorage` events carry the pair; with or without it, they wake lease waiters. */
@@ -301,7 +320,16 @@ export class BrowserTokenStore implements TokenStore {
     this.lease?.heard(event.key);
     if (event.key === this.view.entry || event.key === this.accountEntry.key) this.channel.recheck();
     const record = this.view.carriedBy(event);
-    if (record) this.learn(record);
+    if (record) void this.learnCarried(record);
+  }
+
+  private async learnCarried(record: FencedPair<StoredPair<Partial<TokenPair>>>): Promise<void> {
+    try {
+      const opened = await this.view.opened(record);
+      if (opened && !this.closed) this.learn(opened);
+    } catch {
+      // A pair that does not open is reported by get(), where the plugin can say so.
+    }
   }
 }
 
@@ -310,5 +338,12 @@ const PARENT = Symbol('the store an account is of');
 
 /** The options of a named account's store: its parent's, its name, and how it tells its parent it was let go. */
 interface AccountStoreOptions extends BrowserTokenStoreOptions {
-  [PARENT]?: { name: string; leave: () => void };
+  [PARENT]?: { name: string; sealer: PairSealer | undefined; leave: () => void };
 }
+
+/** What the storage entry may hold: a pair, without its access token with `keepAccessInMemory`. */
+function isStoredPair(value: unknown): value is Partial<TokenPair> {
+  return isPair(value, { accessOptional: true });
+}
+
+function ignore(): void {}

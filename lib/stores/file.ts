@@ -5,12 +5,12 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
+import { mkdir, open, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
 import { parseAccountRecord } from '../account-record.js';
-import { parseRecord, recordToJson } from './record.js';
-import type { FencedPair } from './record.js';
+import { isPair, parseRecord } from './record.js';
+import type { FencedPair, StoredPair } from './record.js';
 import { Announcer } from './announcer.js';
 import { accountFileName, checkAccountName } from './account-key.js';
 import { DirectoryWatch } from './directory-watch.js';
@@ -18,9 +18,16 @@ import { acquire, keepAlive, LEASE_DEFAULTS, Wakeup } from './lease.js';
 import type { Attempt, LeaseOptions } from './lease.js';
 import { checkStoreOptions, shown } from './options.js';
 import type { OptionNames } from './options.js';
+import { SealedRecords } from './sealing.js';
+import { sealerOf } from './platform-sealing.js';
+import type { StoreEncryption } from './sealing-options.js';
+import { hasErrorCode, ignoreMissing, replaceFile, sweepTemporaries } from './file-writes.js';
 
 /** The lock's lease options, which this store's options extend. */
 export type { LeaseOptions } from './lease.js';
+
+/** The `encryption` option: its keys, or the functions of your KMS, and the switch from clear. */
+export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing-options.js';
 
 /** Options of {@link FileTokenStore}. */
 export interface FileTokenStoreOptions extends LeaseOptions {
@@ -35,15 +42,25 @@ export interface FileTokenStoreOptions extends LeaseOptions {
    * @default true
    */
   watch?: boolean;
+  /**
+   * Seal the tokens in the file: `keys`, each `{ id, secret }` with 32 random bytes (`openssl rand -base64 32`), the
+   * first sealing and every one opening (AES-256-GCM, bound to the file's path); or `seal` and `unseal` of your KMS.
+   * The named accounts' files are sealed with them too. See docs/stores.md, "Tokens sealed at rest".
+   * @default none: the pair is kept in clear
+   */
+  encryption?: StoreEncryption;
 }
 
-const FILE_DEFAULTS = { ...LEASE_DEFAULTS, pollMs: 25, watch: true } satisfies Required<FileTokenStoreOptions>;
+const FILE_DEFAULTS = { ...LEASE_DEFAULTS, pollMs: 25, watch: true } satisfies Required<
+  Omit<FileTokenStoreOptions, 'encryption'>
+>;
 
 const FILE_OPTIONS: OptionNames<FileTokenStoreOptions> = {
   lockTtlMs: true,
   lockTimeoutMs: true,
   pollMs: true,
   watch: true,
+  encryption: true,
 };
 
 /**
@@ -66,7 +83,7 @@ export class FileTokenStore implements TokenStore {
   private readonly lockPath: string;
   private readonly fencePath: string;
   private readonly accountPath: string;
-  private readonly options: Required<FileTokenStoreOptions>;
+  private readonly options: Required<Omit<FileTokenStoreOptions, 'encryption'>>;
   private readonly announcer = new Announcer();
   private readonly wakeup = new Wakeup();
   /** The watch of the token file's directory: this store's own, or the one its parent's accounts share. */
@@ -75,12 +92,18 @@ export class FileTokenStore implements TokenStore {
   private unwatch: (() => void) | undefined;
   /** The watch of `tokens.json.accounts/`, made for the first account that listens, shared by every account. */
   private accountsWatch: DirectoryWatch | undefined;
+  /** The pair's records, sealed with `encryption` (or in clear): private, so that nothing prints the keys. */
+  #records: SealedRecords<TokenPair>;
+  /** What the watch saw of the file, announced in the order read, each record opened first. */
+  #noticing: Promise<void> = Promise.resolve();
 
   /**
    * @param path The token file. Its directory is created (mode 0700) when missing; keep it where only this
    * service's user can read, since the file holds the refresh token.
    * @param options Lease, lock wait, polling and watching; every one has a default.
-   * @throws TypeError when `path` is empty or an option is unknown or out of range.
+   * @throws TypeError when `path` is empty or an option is unknown or out of range; when `encryption` is not an object
+   * of `keys` (at least one, each an id and a secret of 32 bytes, ids not repeated) or of `seal` and `unseal`, naming
+   * what to fix.
    */
   constructor(path: string, options: FileTokenStoreOptions = {}) {
     if (typeof path !== 'string' || path === '') {
@@ -96,8 +119,16 @@ export class FileTokenStore implements TokenStore {
     this.lockPath = `${this.path}.lock`;
     this.fencePath = `${this.path}.fence`;
     this.accountPath = `${this.path}.account`;
-    this.options = { ...FILE_DEFAULTS, ...options };
+    const { encryption, ...timings } = options;
+    // Named one by one: `encryption` holds secrets, which the store keeps only in its sealing's private fields.
+    this.options = { ...FILE_DEFAULTS, ...timings };
     this.directoryWatch = new DirectoryWatch(dirname(this.path));
+    this.#records = new SealedRecords<TokenPair>(
+      sealerOf('FileTokenStore', encryption),
+      this.path,
+      `The token file ${this.path}`,
+      isPair,
+    );
   }
 
   /**
@@ -117,15 +148,22 @@ export class FileTokenStore implements TokenStore {
     const directory = `${this.path}.accounts`;
     const store = new FileTokenStore(join(directory, `${accountFileName(name, sha256Hex)}.json`), this.options);
     store.directoryWatch = this.accountsWatch ??= new DirectoryWatch(directory);
+    store.#records = this.#records.at(store.path, `The token file ${store.path}`);
     return store;
   }
 
-  /** The stored pair, or null; rejects, naming the file, when the file is not a token file of this package. */
+  /**
+   * The stored pair, or null; rejects, naming the file, when the file is not a token file of this package. With
+   * `encryption`, rejects with a `TokenAuthError`: `STORE_KEY_MISSING` for a pair sealed with a key it lacks,
+   * `STORE_FAILED` for one that fails authentication (or is in clear without `acceptClear`), which the plugin reads as
+   * no pair.
+   */
   async get(): Promise<TokenPair | null> {
-    return (await this.readRecord())?.pair ?? null;
+    const record = await this.readRecord();
+    return record ? this.#records.open(record) : null;
   }
 
-  /** Writes the pair; false, without writing, when `fence` is older than the last lock granted. */
+  /** Writes the pair (sealed, with `encryption`); false, without writing, when `fence` is older than the last lock granted. */
   async set(pair: TokenPair, fence?: number): Promise<boolean> {
     return this.write(pair, fence);
   }
@@ -150,7 +188,7 @@ export class FileTokenStore implements TokenStore {
     if (await fenced()) return false;
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     // Not synced: a record lost in a crash costs a pause or a budget window, not the account's tokens.
-    return this.replace(this.accountPath, JSON.stringify(record), false, fenced);
+    return replaceFile(this.accountPath, JSON.stringify(record), false, fenced);
   }
 
   /** Waits for the lock file, at most `lockTimeoutMs`, and holds it, extending its lease, until `release()`. */
@@ -179,11 +217,11 @@ export class FileTokenStore implements TokenStore {
       // One more than any fence granted or written before, kept in a file of its own so that the claim never
       // touches the pair: from now on, a holder whose lease lapsed has an older fence and its writes are refused.
       const fence = (await this.latestFence((await this.readRecord())?.fence ?? 0)) + 1;
-      await this.replace(this.fencePath, String(fence), false);
+      await replaceFile(this.fencePath, String(fence), false);
       // Paused past the lease while claiming, another may have claimed the same number: then the lock is not ours.
       if (!(await this.owns(owner)))
         throw new Error(`The lock file ${this.lockPath} passed to another process while this one claimed its fence.`);
-      await this.sweep();
+      await sweepTemporaries(this.path, this.options.lockTtlMs);
       return {
         fence,
         release: async () => {
@@ -289,7 +327,7 @@ export class FileTokenStore implements TokenStore {
     return Math.max(Number.isSafeInteger(granted) ? granted : 0, written);
   }
 
-  private async readRecord(): Promise<FencedPair | null> {
+  private async readRecord(): Promise<FencedPair<StoredPair> | null> {
     const text = await readFile(this.path, 'utf8').catch(ignoreMissing);
     return text === undefined ? null : parseRecord(text, `The token file ${this.path}`);
   }
@@ -301,78 +339,29 @@ export class FileTokenStore implements TokenStore {
     const fenced = async (): Promise<boolean> =>
       fence !== undefined && fence < (await this.latestFence(current?.fence ?? 0));
     if (await fenced()) return false;
-    const text = recordToJson(fence ?? current?.fence ?? 0, pair);
+    const text = await this.#records.toJson(fence ?? current?.fence ?? 0, pair);
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     // Looked at again just before the rename, after the slow part (the sync), to keep the window small.
-    const written = await this.replace(this.path, text, true, fenced);
+    const written = await replaceFile(this.path, text, true, fenced);
     if (written) this.announcer.announce(text, pair);
     return written;
-  }
-
-  /**
-   * Writes through a temporary file and a rename, so that a reader sees the old content or the new, never half.
-   * `durable` syncs it first: the pair must survive a crash, a fence can be granted again. Nothing is written when
-   * `refuse` says so at the last moment.
-   */
-  private async replace(
-    path: string,
-    text: string,
-    durable: boolean,
-    refuse?: () => Promise<boolean>,
-  ): Promise<boolean> {
-    const temporary = `${path}.${randomUUID()}.tmp`;
-    try {
-      const handle = await open(temporary, 'wx', 0o600);
-      try {
-        await handle.writeFile(text);
-        if (durable) await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      if (await refuse?.()) {
-        await unlink(temporary);
-        return false;
-      }
-      await rename(temporary, path);
-      return true;
-    } catch (error) {
-      await unlink(temporary).catch(ignoreMissing);
-      throw error;
-    }
-  }
-
-  /** Removes the temporary files of writers killed between write and rename: they hold tokens. */
-  private async sweep(): Promise<void> {
-    const prefix = `${basename(this.path)}.`;
-    const names = await readdir(dirname(this.path)).catch(() => []);
-    for (const name of names.filter((entry) => entry.startsWith(prefix) && entry.endsWith('.tmp'))) {
-      const file = join(dirname(this.path), name);
-      const info = await stat(file).catch(() => undefined);
-      if (info && Date.now() - info.mtimeMs > this.options.lockTtlMs) await unlink(file).catch(() => undefined);
-    }
   }
 
   private async onFileEvent(): Promise<void> {
     this.wakeup.wake();
     const text = await readFile(this.path, 'utf8').catch(() => undefined);
     if (text === undefined) return;
-    try {
-      this.announcer.announce(text, parseRecord(text, this.path).pair);
-    } catch {
-      // A file that is not ours is reported by get(), where the plugin can say so; an event cannot.
-    }
+    // In the order read: a record's opening may take a while, and an older one must not be announced last.
+    this.#noticing = this.#noticing.then(async () => {
+      try {
+        this.announcer.announce(text, await this.#records.open(parseRecord(text, this.path)));
+      } catch {
+        // A file that is not ours, or a pair that does not open, is reported by get(), where the plugin can say so.
+      }
+    });
   }
 }
 
 function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-function hasErrorCode(error: unknown, code: string): boolean {
-  return (error as NodeJS.ErrnoException | null)?.code === code;
-}
-
-function ignoreMissing(error: unknown): undefined {
-  if (hasErrorCode(error, 'ENOENT')) return undefined;
-  throw error;
 }

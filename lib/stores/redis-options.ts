@@ -4,6 +4,7 @@ import type { LeaseOptions } from './lease.js';
 import { checkStoreOptions, shown } from './options.js';
 import type { OptionNames } from './options.js';
 import type { RedisSubscriberLike } from './redis-clients.js';
+import type { StoreEncryption } from './sealing-options.js';
 
 /** Options of `RedisTokenStore`. Only `prefix` is required. */
 export interface RedisTokenStoreOptions extends LeaseOptions {
@@ -29,10 +30,18 @@ export interface RedisTokenStoreOptions extends LeaseOptions {
    * @default 86_400_000 (one day)
    */
   keyTtlMs?: number;
+  /**
+   * Seal the tokens in Redis: `keys`, each `{ id, secret }` with 32 random bytes (`openssl rand -base64 32`), the first
+   * sealing and every one opening (AES-256-GCM, bound to the pair's key); or `seal` and `unseal` of your KMS. The
+   * named accounts' stores seal with them too. See docs/stores.md, "Tokens sealed at rest", for what it protects and
+   * how to rotate keys without a login.
+   * @default none: the pair is kept in clear
+   */
+  encryption?: StoreEncryption;
 }
 
 const REDIS_DEFAULTS = { ...LEASE_DEFAULTS, keyTtlMs: 86_400_000 } satisfies Required<
-  Omit<RedisTokenStoreOptions, 'prefix' | 'subscriber'>
+  Omit<RedisTokenStoreOptions, 'prefix' | 'subscriber' | 'encryption'>
 >;
 
 const REDIS_OPTIONS: OptionNames<RedisTokenStoreOptions> = {
@@ -42,18 +51,20 @@ const REDIS_OPTIONS: OptionNames<RedisTokenStoreOptions> = {
   keyTtlMs: true,
   prefix: true,
   subscriber: true,
+  encryption: true,
 };
 
 /** The options with their defaults, in the whole milliseconds that PX and PEXPIRE take. */
-export type ResolvedRedisOptions = Required<Omit<RedisTokenStoreOptions, 'subscriber'>>;
+export type ResolvedRedisOptions = Required<Omit<RedisTokenStoreOptions, 'subscriber' | 'encryption'>>;
 
 /**
- * `options` checked, with their defaults, and the subscriber apart. Throws a TypeError naming the option for an
+ * `options` checked, with their defaults, and the subscriber and `encryption` apart (checked by the store). Throws a TypeError naming the option for an
  * option it does not know or out of range, a missing `prefix`, and a `keyTtlMs` no longer than `lockTtlMs`.
  */
 export function resolveRedisOptions(options: Partial<RedisTokenStoreOptions>): {
   options: ResolvedRedisOptions;
   subscriber: RedisSubscriberLike | undefined;
+  encryption: unknown;
 } {
   checkStoreOptions('RedisTokenStore', options, REDIS_OPTIONS);
   const { subscriber, prefix } = options;
@@ -74,5 +85,6 @@ export function resolveRedisOptions(options: Partial<RedisTokenStoreOptions>): {
   return {
     options: { prefix, lockTtlMs: Math.ceil(lockTtlMs), lockTimeoutMs, pollMs, keyTtlMs: Math.ceil(keyTtlMs) },
     subscriber,
+    encryption: options.encryption,
   };
 }

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { settle } from '../deadline.js';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
 import { parseAccountRecord } from '../account-record.js';
-import { parseRecord, recordToJson } from './record.js';
+import { isPair, parseRecord } from './record.js';
 import { Announcer } from './announcer.js';
 import { acquire, keepAlive, Wakeup } from './lease.js';
 import type { Attempt } from './lease.js';
@@ -22,12 +22,18 @@ import { RedisChannels } from './redis-channels.js';
 import { checkAccountName, escapeAccountName } from './account-key.js';
 import type { RedisCommands, RedisReply } from './redis-clients.js';
 import type { RedisClientLike } from './redis-clients.js';
+import { SealedRecords } from './sealing.js';
+import type { PairSealer } from './sealing.js';
+import { sealerOf } from './platform-sealing.js';
 
 /** The lock's lease options, which this store's options extend. */
 export type { LeaseOptions } from './lease.js';
 
 /** The store's options. */
 export type { RedisTokenStoreOptions } from './redis-options.js';
+
+/** The `encryption` option: its keys, or the functions of your KMS, and the switch from clear. */
+export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing-options.js';
 
 /** The clients the store takes, as their shapes: neither ioredis nor node-redis is imported. */
 export type {
@@ -89,6 +95,10 @@ export class RedisTokenStore implements TokenStore {
   /** The lock waits under way, which listen for releases. */
   private lockWaits = 0;
   private closed = false;
+  /** The pair's records, sealed with `encryption` (or in clear): private, so that nothing prints the keys. */
+  readonly #records: SealedRecords<TokenPair>;
+  /** What was noticed of the pair, announced in the order it was read, each record opened first. */
+  #noticing: Promise<void> = Promise.resolve();
 
   /**
    * @param client An ioredis `Redis` or `Cluster` (5 or 6), or a node-redis client or cluster (4, 5 or 6) on which
@@ -97,7 +107,8 @@ export class RedisTokenStore implements TokenStore {
    * @throws TypeError, saying what to pass instead, when `client` is no Redis client, a node-redis client that is not
    * open or in `legacyMode`, a closed ioredis connection or a connection in subscriber mode; when `subscriber` is no
    * Redis connection, one that is not open or closed, or `client` itself (but for a node-redis cluster); when
-   * `prefix` is missing, or an option is out of range.
+   * `prefix` is missing, or an option is out of range; when `encryption` is not an object of `keys` (at least one, each
+   * an id and a secret of 32 bytes, ids not repeated) or of `seal` and `unseal`, naming what to fix.
    */
   constructor(client: RedisClientLike, options: RedisTokenStoreOptions) {
     // No options at all is a missing prefix, which the checks name.
@@ -105,7 +116,7 @@ export class RedisTokenStore implements TokenStore {
     this.given = client;
     // A named account's store shares its parent's client, checked when the parent was made.
     this.client = parent?.client ?? commandsOf(client);
-    const { options: resolved, subscriber } = resolveRedisOptions(options ?? {});
+    const { options: resolved, subscriber, encryption } = resolveRedisOptions(options ?? {});
     this.options = resolved;
     this.channels = parent ? parent.channels : subscriber && new RedisChannels(subscriptionOf(subscriber, client));
     this.named = parent !== undefined;
@@ -115,6 +126,12 @@ export class RedisTokenStore implements TokenStore {
     const key = (name: string) => `{${this.tag}}${this.named ? '#' : ':'}${name}`;
     this.keys = { pair: key('pair'), lock: key('lock'), fence: key('fence'), account: key('account') };
     this.channel = key('changed');
+    this.#records = new SealedRecords<TokenPair>(
+      parent ? parent.sealer : sealerOf('RedisTokenStore', encryption),
+      this.keys.pair,
+      this.where(),
+      isPair,
+    );
   }
 
   /**
@@ -144,20 +161,30 @@ export class RedisTokenStore implements TokenStore {
     }
     const options: AccountStoreOptions = {
       ...this.options,
-      [PARENT]: { client: this.client, channels: this.channels, tag: `${this.tag}#${escapeAccountName(name)}` },
+      [PARENT]: {
+        client: this.client,
+        channels: this.channels,
+        tag: `${this.tag}#${escapeAccountName(name)}`,
+        sealer: this.#records.sealer,
+      },
     };
     return new RedisTokenStore(this.given, options);
   }
 
-  /** The stored pair, or null; rejects, naming the key, when the value there is not a record of this package. */
+  /**
+   * The stored pair, or null; rejects, naming the key, when the value there is not a record of this package. With
+   * `encryption`, rejects with a `TokenAuthError`: `STORE_KEY_MISSING` for a pair sealed with a key it lacks,
+   * `STORE_FAILED` for one that fails authentication (or is in clear without `acceptClear`), which the plugin reads as
+   * no pair.
+   */
   async get(): Promise<TokenPair | null> {
     const text = await this.command(this.client.get(this.keys.pair));
-    return text === null ? null : parseRecord(text, this.where()).pair;
+    return text === null ? null : this.#records.open(parseRecord(text, this.where()));
   }
 
-  /** Writes the pair; false, without writing, when `fence` is older than the last lock granted. */
+  /** Writes the pair (sealed, with `encryption`); false, without writing, when `fence` is older than the last lock granted. */
   async set(pair: TokenPair, fence?: number): Promise<boolean> {
-    return this.write(recordToJson(fence ?? 0, pair), pair, fence);
+    return this.write(await this.#records.toJson(fence ?? 0, pair), pair, fence);
   }
 
   /** Deletes the pair's key; false, without deleting, as for `set`. */
@@ -322,12 +349,16 @@ export class RedisTokenStore implements TokenStore {
     }
   }
 
-  /** Announces the record read (or '' for none), when it changed. */
+  /** Announces the record read (or '' for none), when it changed: in the order read, each opened first. */
   private noticed(text: string): void {
+    this.#noticing = this.#noticing.then(() => this.announceRecord(text));
+  }
+
+  private async announceRecord(text: string): Promise<void> {
     try {
-      this.announcer.announce(text, text === '' ? null : parseRecord(text, this.where()).pair);
+      this.announcer.announce(text, text === '' ? null : await this.#records.open(parseRecord(text, this.where())));
     } catch {
-      // A record that is not ours is reported by get(), where the plugin can say so; a message cannot.
+      // A record that is not ours, or that does not open, is reported by get(), where the plugin can say so.
     }
   }
 
@@ -341,7 +372,12 @@ const PARENT = Symbol('the store an account is of');
 
 /** The options of a named account's store: its parent's, and what it shares with it. */
 interface AccountStoreOptions extends RedisTokenStoreOptions {
-  [PARENT]?: { client: RedisCommands; channels: RedisChannels | undefined; tag: string };
+  [PARENT]?: {
+    client: RedisCommands;
+    channels: RedisChannels | undefined;
+    tag: string;
+    sealer: PairSealer | undefined;
+  };
 }
 
 /** An integer reply, whether the client gave it as a number or as a string (ioredis' `stringNumbers`). */

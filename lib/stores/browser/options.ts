@@ -4,6 +4,28 @@ import { webStorage } from './environment.js';
 import { LEASE_DEFAULTS } from '../lease.js';
 import { checkStoreOptions, shown } from '../options.js';
 import type { OptionNames } from '../options.js';
+import { PairSealer } from '../sealing.js';
+import { checkEncryption } from '../sealing-options.js';
+import type { SealingSecret, StoreEncryption } from '../sealing-options.js';
+
+/**
+ * A key of the browser store's `encryption.keys` that no script can read: a non-extractable AES-GCM CryptoKey of 256
+ * bits, which IndexedDB can keep as it is, so that the key never sits in memory a script could read.
+ *
+ * @example
+ * const key = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
+ * // keep `key` in IndexedDB, and read it back at start
+ * new BrowserTokenStore({ key: 'orders-api', encryption: { keys: [{ id: 'tab-key-1', key }] } });
+ */
+export interface SealingCryptoKey {
+  /** Names the key in every pair it seals, as `SealingSecret`'s id does. */
+  id: string;
+  /** An AES-GCM key of 256 bits, with the usages `encrypt` (for the first key) and `decrypt`. */
+  key: CryptoKey;
+}
+
+/** The browser store's `encryption`: its keys may be secrets or CryptoKeys. */
+export type BrowserStoreEncryption = StoreEncryption<SealingSecret | SealingCryptoKey>;
 
 /** Where `BrowserTokenStore` writes the pair. */
 export type BrowserStorageKind = 'local' | 'session' | 'none';
@@ -54,13 +76,22 @@ export interface BrowserTokenStoreOptions {
    * @default 50
    */
   pollMs?: number;
+  /**
+   * Seal the tokens in storage with WebCrypto: `keys` (the first seals, every one opens), each `{ id, key }` with a
+   * non-extractable CryptoKey (kept in IndexedDB) or `{ id, secret }` with 32 random bytes; or `seal` and `unseal` of
+   * your own. The pair is bound to its entry's name. It keeps the tokens out of what storage keeps on disk, not from a
+   * script injected into the page, which can use the key: see docs/stores.md, "Tokens sealed at rest". Not with
+   * `storage: 'none'`, which keeps nothing.
+   * @default none: the pair is kept in clear
+   */
+  encryption?: BrowserStoreEncryption;
 }
 
 const BROWSER_DEFAULTS = {
   storage: 'local' as BrowserStorageKind,
   keepAccessInMemory: false,
   ...LEASE_DEFAULTS,
-} satisfies Required<Omit<BrowserTokenStoreOptions, 'key'>>;
+} satisfies Required<Omit<BrowserTokenStoreOptions, 'key' | 'encryption'>>;
 
 const BROWSER_OPTIONS: OptionNames<BrowserTokenStoreOptions> = {
   key: true,
@@ -69,10 +100,13 @@ const BROWSER_OPTIONS: OptionNames<BrowserTokenStoreOptions> = {
   lockTimeoutMs: true,
   lockTtlMs: true,
   pollMs: true,
+  encryption: true,
 };
 
-/** The options checked, with their defaults; a TypeError naming the option for one that is wrong. */
-export function checkOptions(options: BrowserTokenStoreOptions): Required<BrowserTokenStoreOptions> {
+/** The options checked, with their defaults, but `encryption` (see {@link sealerOf}); a TypeError naming the option for one that is wrong. */
+export function checkOptions(
+  options: BrowserTokenStoreOptions,
+): Required<Omit<BrowserTokenStoreOptions, 'encryption'>> {
   const given = checkStoreOptions('BrowserTokenStore', options, BROWSER_OPTIONS) as Partial<BrowserTokenStoreOptions>;
   if (typeof given.key !== 'string' || given.key === '') {
     throw new TypeError(
@@ -98,6 +132,27 @@ export function checkOptions(options: BrowserTokenStoreOptions): Required<Browse
     lockTtlMs: given.lockTtlMs ?? BROWSER_DEFAULTS.lockTtlMs,
     pollMs: given.pollMs ?? BROWSER_DEFAULTS.pollMs,
   };
+}
+
+/**
+ * The sealing of `encryption`, checked (a TypeError naming what to fix), with the page's own WebCrypto: none without
+ * it. Refused where there is nothing to seal (`storage: 'none'`) or no WebCrypto (a page served over plain http).
+ */
+export function sealerOf(encryption: unknown, storage: BrowserStorageKind): PairSealer | undefined {
+  if (encryption === undefined) return undefined;
+  const checked = checkEncryption('BrowserTokenStore', encryption, true);
+  if (storage === 'none')
+    throw new TypeError(
+      "BrowserTokenStore: `encryption` seals what the store writes to storage, and `storage: 'none'` writes nothing: " +
+        "leave `encryption` out, or keep the pair in `storage: 'local'` or `'session'`.",
+    );
+  const crypto = (globalThis as { crypto?: Crypto }).crypto;
+  if (!crypto?.subtle)
+    throw new TypeError(
+      'BrowserTokenStore: `encryption` needs WebCrypto (`crypto.subtle`), which this page lacks: browsers offer it to ' +
+        'pages served over https (and from localhost) only.',
+    );
+  return new PairSealer(checked, () => crypto);
 }
 
 /**

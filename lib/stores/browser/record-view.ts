@@ -1,26 +1,32 @@
 import type { TokenPair } from '../../store-contract.js';
-import { copyPair, recordToJson, tryParseRecord } from '../record.js';
-import type { FencedPair } from '../record.js';
+import { copyPair, isPair, tryParseRecord } from '../record.js';
+import type { FencedPair, StoredPair } from '../record.js';
+import type { SealedRecords } from '../sealing.js';
 
 /**
- * The record as one tab sees it: the storage entry, where the pair is kept in storage, and the newest record the tab
- * wrote, read or was told by another tab. Every write is numbered by its fence, so the higher fence is the newer.
+ * The record as one tab sees it: the storage entry, where the pair is kept in storage (sealed, with `encryption`), and
+ * the newest record the tab wrote, read or was told by another tab, in clear in the tab's memory. Every write is
+ * numbered by its fence, so the higher fence is the newer.
  */
 export class RecordView {
   /** The newest record this tab wrote, took from a storage event, or was told by another tab. */
   private latest: FencedPair | undefined;
+  /** The writes to storage, one after another: each waits for its sealing, and none lands over a newer record. */
+  private persisting: Promise<void> = Promise.resolve();
 
   /**
    * @param storage Where the entry is kept; none with `storage: 'none'`.
    * @param entry The entry's key in storage.
    * @param where The entry, as an error names it.
    * @param accessInMemory Store the pair without its access token (`keepAccessInMemory`).
+   * @param records How the entry's pair is sealed and opened (in clear without `encryption`).
    */
   constructor(
     private readonly storage: Storage | undefined,
     readonly entry: string,
     private readonly where: string,
     private readonly accessInMemory: boolean,
+    private readonly records: SealedRecords<Partial<TokenPair>>,
   ) {}
 
   get known(): FencedPair | undefined {
@@ -37,12 +43,21 @@ export class RecordView {
     return true;
   }
 
-  /** The newest record this tab can see: in storage, or known. Throws for an entry that is not ours. */
-  newest(): FencedPair<Partial<TokenPair>> | undefined {
+  /**
+   * The newest record this tab can see, in storage (its pair opened) or known. Throws for an entry that is not ours,
+   * and, with `encryption`, for a pair that does not open (see `SealedRecords.open`).
+   */
+  async newest(): Promise<FencedPair<Partial<TokenPair>> | undefined> {
     const stored = this.readStored();
     const latest = this.latest;
     if (!stored) return latest;
-    return latest && latest.fence > stored.fence ? latest : stored;
+    if (latest && latest.fence > stored.fence) return latest;
+    return { fence: stored.fence, pair: await this.records.open(stored) };
+  }
+
+  /** The fence of the newest record this tab can see; throws for an entry that is not ours, which is never overwritten. */
+  checkedFence(): number {
+    return Math.max(this.readStored()?.fence ?? 0, this.latest?.fence ?? 0);
   }
 
   /** The fence of the newest record this tab can see; an entry that is not ours counts as none. */
@@ -51,29 +66,50 @@ export class RecordView {
     return Math.max(stored?.fence ?? 0, this.latest?.fence ?? 0);
   }
 
-  /** Writes what storage keeps of `record`: all of it, or all but the access token. */
-  persist(record: FencedPair): void {
-    if (!this.storage) return;
-    // A dropped pair stays a record, with its fence, so that an older record cannot come back after it.
-    const pair: Partial<TokenPair> | null = copyPair(record.pair);
-    if (pair && this.accessInMemory) delete pair.access;
-    this.storage.setItem(this.entry, recordToJson(record.fence, pair));
+  /** Writes what storage keeps of `record`: all of it, or all but the access token; sealed with `encryption`. */
+  persist(record: FencedPair): Promise<void> {
+    return this.queue(record, false);
   }
 
   /** Writes `record` as `persist` does, unless the entry holds something that is not ours: that stays as it is. */
-  persistOverOurs(record: FencedPair): void {
-    if (this.readStoredQuietly() !== null) this.persist(record);
+  persistOverOurs(record: FencedPair): Promise<void> {
+    return this.queue(record, true);
   }
 
-  /** The whole record (access token included) that a storage event of this entry carries, if it carries one. */
-  carriedBy(event: StorageEvent): FencedPair | undefined {
+  /** The record that a storage event of this entry carries whole (access token included), not opened yet. */
+  carriedBy(event: StorageEvent): FencedPair<StoredPair<Partial<TokenPair>>> | undefined {
     if (event.key !== this.entry || event.storageArea !== this.storage || event.newValue === null) return undefined;
     // With the access token in memory, storage never carries a whole pair.
     return this.accessInMemory ? undefined : tryParseRecord(event.newValue);
   }
 
+  /** A record carried by a storage event, opened: undefined unless it holds a whole pair (or none). */
+  async opened(record: FencedPair<StoredPair<Partial<TokenPair>>>): Promise<FencedPair | undefined> {
+    const pair = await this.records.open(record);
+    return pair === null || isPair(pair) ? { fence: record.fence, pair } : undefined;
+  }
+
+  private queue(record: FencedPair, overOursOnly: boolean): Promise<void> {
+    const written = this.persisting.then(() => this.write(record, overOursOnly));
+    this.persisting = written.catch(() => undefined);
+    return written;
+  }
+
+  private async write(record: FencedPair, overOursOnly: boolean): Promise<void> {
+    if (!this.storage) return;
+    // A dropped pair stays a record, with its fence, so that an older record cannot come back after it.
+    const pair: Partial<TokenPair> | null = copyPair(record.pair);
+    if (pair && this.accessInMemory) delete pair.access;
+    const text = await this.records.toJson(record.fence, pair);
+    const stored = this.readStoredQuietly();
+    if (overOursOnly && stored === null) return;
+    // Sealing takes a moment: a newer record another tab wrote meanwhile stays.
+    if (stored && stored.fence > record.fence) return;
+    this.storage.setItem(this.entry, text);
+  }
+
   /** The stored record, undefined when there is none, or null for an entry that is not ours. */
-  private readStoredQuietly(): FencedPair<Partial<TokenPair>> | undefined | null {
+  private readStoredQuietly(): FencedPair<StoredPair<Partial<TokenPair>>> | undefined | null {
     try {
       return this.readStored();
     } catch {
@@ -82,7 +118,7 @@ export class RecordView {
   }
 
   /** The stored record, or undefined when there is none; throws, naming the entry, for one that is not ours. */
-  private readStored(): FencedPair<Partial<TokenPair>> | undefined {
+  private readStored(): FencedPair<StoredPair<Partial<TokenPair>>> | undefined {
     const text = this.storage?.getItem(this.entry);
     if (text === null || text === undefined) return undefined;
     const record = tryParseRecord(text, { accessOptional: true });

@@ -1,0 +1,58 @@
+// How the file store writes: whole files or nothing, through a temporary file and a rename, and the temporary files of
+// writers killed mid-write swept away. Node only.
+import { randomUUID } from 'node:crypto';
+import { open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * Writes `text` to `path` through a temporary file and a rename, so that a reader sees the old content or the new,
+ * never half. `durable` syncs it first: the pair must survive a crash, a fence can be granted again. Nothing is
+ * written when `refuse` says so at the last moment; resolves to whether it was written.
+ */
+export async function replaceFile(
+  path: string,
+  text: string,
+  durable: boolean,
+  refuse?: () => Promise<boolean>,
+): Promise<boolean> {
+  const temporary = `${path}.${randomUUID()}.tmp`;
+  try {
+    const handle = await open(temporary, 'wx', 0o600);
+    try {
+      await handle.writeFile(text);
+      if (durable) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    if (await refuse?.()) {
+      await unlink(temporary);
+      return false;
+    }
+    await rename(temporary, path);
+    return true;
+  } catch (error) {
+    await unlink(temporary).catch(ignoreMissing);
+    throw error;
+  }
+}
+
+/** Removes the temporary files beside `path` older than `ageMs`: writers killed between write and rename left them. */
+export async function sweepTemporaries(path: string, ageMs: number): Promise<void> {
+  const prefix = `${basename(path)}.`;
+  const names = await readdir(dirname(path)).catch(() => []);
+  for (const name of names.filter((entry) => entry.startsWith(prefix) && entry.endsWith('.tmp'))) {
+    const file = join(dirname(path), name);
+    const info = await stat(file).catch(() => undefined);
+    if (info && Date.now() - info.mtimeMs > ageMs) await unlink(file).catch(() => undefined);
+  }
+}
+
+export function hasErrorCode(error: unknown, code: string): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === code;
+}
+
+/** For `.catch()`: a file that is not there is `undefined`; any other error goes on. */
+export function ignoreMissing(error: unknown): undefined {
+  if (hasErrorCode(error, 'ENOENT')) return undefined;
+  throw error;
+}
