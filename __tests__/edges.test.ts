@@ -5,6 +5,7 @@ import { attachTokenAuth, isTokenAuthError, MemoryTokenStore } from '../lib/inde
 import type { TokenStore } from '../lib/index.js';
 import { closeEmulatorsAfterEach, e2e, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { burst, fulfilled, until } from './helpers/flow.js';
+import { findLeaks } from './helpers/scan-secrets.js';
 import { failureOf } from './helpers/settled.js';
 
 // Edges of the plugin's life among the rest of axios: shared stores, logout and eject mid-renewal, the user's own
@@ -107,6 +108,8 @@ describe('replays', () => {
     );
 
     expect(errors.map((error) => error.response?.status)).toEqual([401, 401, 401]);
+    // The refusal reaches the caller masked, as any other: no token in its config's headers or anywhere in it.
+    expect(findLeaks(errors, [], { reachable: true })).toEqual([]);
     expect(service.calls.filter((call) => call.path === '/upload').map((call) => call.body)).toEqual(
       Array(3).fill('line 1\nline 2\n'),
     );

@@ -7,7 +7,8 @@ import { createAuthRefresh } from 'axios-auth-refresh';
 import { applyAuthTokenInterceptor, setAuthTokens } from 'axios-jwt';
 import type { StorageType } from 'axios-jwt';
 import { attachTokenAuth } from '../lib/index.js';
-import { BENCH_PASSWORD, BENCH_USER } from './remote-emulator.js';
+import type { TokenAuth, TokenAuthOptions } from '../lib/index.js';
+import { BENCH_PASSWORD, BENCH_USER, benchAccountPassword } from './remote-emulator.js';
 
 const LOGIN = '/auth/api/v1/accounts/login';
 const TOKEN = '/auth/api/v1/accounts/token';
@@ -83,6 +84,26 @@ const keeper: Contender = {
   },
 };
 
+/**
+ * This package alone, for the scenarios of many accounts on one instance, which the peers have no counterpart of: each
+ * named account logs in as its own user at the emulator (see `benchAccount`), the default account as the bench's user.
+ * `options` are the app's (`maxAccounts`, say); otherwise the defaults, budget included.
+ */
+export async function keeperWithAccounts(
+  setup: ContenderSetup,
+  options: Partial<TokenAuthOptions> = {},
+): Promise<{ api: AxiosInstance; auth: TokenAuth }> {
+  const api = instance(setup);
+  const auth = attachTokenAuth(api, {
+    credentials: (account) =>
+      account === undefined
+        ? { username: BENCH_USER, password: BENCH_PASSWORD }
+        : { username: account, password: benchAccountPassword(account) },
+    ...options,
+  });
+  return { api: await warm(api), auth };
+}
+
 /** axios-auth-refresh's README: a refresh function that stores the token and sets it on the failed request, and a request interceptor that reads the stored token. */
 function authRefresh(name: string, options: { deduplicateRefresh?: boolean }): Contender {
   return {
@@ -150,6 +171,8 @@ const bare: Contender = {
 };
 
 export const FLOOR = bare;
+/** This package, as the peers are set up: the default account only. */
+export const KEEPER = keeper;
 
 /**
  * Bare axios and the pair it holds, with nothing attached: what the floor of a renewal is measured with. The

@@ -6,6 +6,11 @@ import type { EmulatorRequest, RemoteEmulatorOptions } from './emulator-process.
 export const BENCH_USER = 'bench';
 export const BENCH_PASSWORD = 'bench-password';
 
+/** The name of the `i`th named account of the many-account scenarios, which is also its user at the emulator. */
+export const benchAccount = (i: number): string => `tenant-${i}`;
+/** The password of a named account's user at the emulator. */
+export const benchAccountPassword = (account: string): string => `${account}-password`;
+
 /** The emulator, running in a child process: its URL, and its counters and expiries over IPC. */
 export interface RemoteEmulator {
   readonly url: string;

@@ -4,7 +4,7 @@
 //
 //   npm run bench                 every scenario in full (about 10 minutes on 2 cores)
 //   npm run bench -- --quick      smaller runs of every scenario, in under a minute (55 s on 2 cores)
-//   npm run bench -- --only 2,3   some scenarios
+//   npm run bench -- --only 2,3   some scenarios (their JSON in bench/results/bench-only.json)
 //   npm run bench -- --report     the tables and chart again from bench/results/bench.json
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
@@ -12,8 +12,25 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chart } from './chart.js';
 import { table } from './report.js';
-import { SCENARIOS } from './scenarios.js';
+import { accountsBurst, accountsCycled, accountsHeld } from './accounts.js';
+import { accountsFleet, redisPerRenewal } from './accounts-fleet.js';
+import { expiryBurst, late401s, longRun, memory, micro, overhead } from './scenarios.js';
 import type { ScenarioResult } from './scenarios.js';
+
+/** The scenarios, numbered from 1 in this order (`--only 2,7`). */
+const SCENARIOS = [
+  overhead,
+  expiryBurst,
+  late401s,
+  longRun,
+  memory,
+  micro,
+  accountsBurst,
+  accountsHeld,
+  accountsCycled,
+  accountsFleet,
+  redisPerRenewal,
+] as const;
 
 const { values } = parseArgs({
   options: {
@@ -57,7 +74,8 @@ async function main(): Promise<void> {
   }
   const directory = join(__dirname, 'results');
   await mkdir(directory, { recursive: true });
-  const suffix = mode.quick ? '-quick' : '';
+  // Some scenarios alone go to a file of their own: bench.json stays the last run of them all, which --report draws.
+  const suffix = `${mode.quick ? '-quick' : ''}${only ? '-only' : ''}`;
   await writeFile(
     join(directory, `bench${suffix}.json`),
     `${JSON.stringify({ machine, date: new Date().toISOString(), quick: mode.quick, results }, null, 2)}\n`,

@@ -151,10 +151,13 @@ export class Account implements TokenAuthAccount {
     if (this.account.shared) await abortable(this.record.consult(), config);
   }
 
-  /** Waits for the renewal under way, if any, as one of its waiters: it rejects as the renewal (or the wait) fails. */
-  async waitForRenewal(config: InternalAxiosRequestConfig): Promise<void> {
+  /**
+   * Waits for the renewal under way, if any, as one of its waiters: it rejects as the renewal (or the wait) fails. The
+   * wait itself, not a function awaiting it: thousands of requests may wait at once, each holding what it waits with.
+   */
+  waitForRenewal(config: InternalAxiosRequestConfig): Promise<unknown> {
     const renewal = this.renewals.renewal;
-    if (renewal) await this.renewals.wait(renewal, config);
+    return renewal ? this.renewals.wait(renewal, config) : Promise.resolve();
   }
 
   /** A logout came after `ticket`'s request left: its refusal must not sign the user back in. */
@@ -180,6 +183,11 @@ export class Account implements TokenAuthAccount {
   /** Renews for a refusal (or joins the renewal under way), as one of its waiters. */
   renewForRefusal(config: InternalAxiosRequestConfig): Promise<PairInUse> {
     return this.renewals.wait(this.renewals.renew('rejected'), config);
+  }
+
+  /** `config`'s request, refused, goes again: its URL masked when the event's listener reads it. */
+  replaying(config: InternalAxiosRequestConfig): void {
+    this.reports.replay((config.method ?? 'get').toUpperCase(), () => this.secrets.mask(config.url ?? ''));
   }
 
   /** `ticket`'s replay, sent with the current pair, was refused on `endpoint` too: renewing did not cure it. */

@@ -170,11 +170,16 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
             return response;
           })
         : sent;
-    return answered.catch(async (error: unknown) => {
-      const next = await replays.recover(error, ticket, config, isEjected);
-      return attempt(adapter, config, ticket.account.ticket(next, ticket.replays + 1), next, true);
-    });
+    return answered.catch((error: unknown) => replays.recover(error, ticket, config, isEjected, adapter, sendAgain));
   };
+
+  /** A refused request sent again with the pair the replays give: one function for all, so none holds a closure. */
+  const sendAgain = (
+    adapter: AxiosAdapter,
+    config: InternalAxiosRequestConfig,
+    ticket: Ticket,
+    next: PairInUse,
+  ): Promise<AxiosResponse> => attempt(adapter, config, ticket.account.ticket(next, ticket.replays + 1), next, true);
 
   // The request interceptor arms each request with the adapter above, around the one it would have used: its own,
   // or the instance's. One that an interceptor sets after this one (a cache's answer from memory) goes out as it is.

@@ -53,6 +53,8 @@ export type RenewalState =
 /** How many callers waited for one renewal: requests, `accessToken()`, `login()` and `refresh()` calls. */
 interface Waiters {
   count: number;
+  /** Those of them still waiting that wait until it ends (no abort, no timeout): counted off together as it ends. */
+  untilEnd: number;
 }
 
 /** `auto` follows the client rule; `login` and `refresh` are the user's explicit calls. */
@@ -122,7 +124,7 @@ export class RenewalMachine {
   /** Starts a renewal for `reason`, or joins the one under way. */
   renew(reason: RenewalReason, mode: Mode = 'auto', credentials?: Credentials): Promise<PairInUse> {
     if (this.state.name === 'renewing') return this.state.renewal;
-    const waiters: Waiters = { count: 0 };
+    const waiters: Waiters = { count: 0, untilEnd: 0 };
     const renewal = this.run(reason, mode, this.account.current?.pair, {
       epoch: this.epochCount,
       credentials,
@@ -132,8 +134,12 @@ export class RenewalMachine {
     this.changed();
     // Waiters may all have been aborted: the shared promise must not become an unhandled rejection.
     renewal.then(
-      () => this.settle(renewal, { name: 'idle' }),
+      () => {
+        this.reports.stoppedWaiting(waiters.untilEnd);
+        this.settle(renewal, { name: 'idle' });
+      },
       (error: unknown) => {
+        this.reports.stoppedWaiting(waiters.untilEnd);
         this.failureCount += 1;
         this.settle(renewal, { name: 'failed', error });
       },
@@ -146,9 +152,18 @@ export class RenewalMachine {
    * `config`'s request is aborted or out of time.
    */
   wait(renewal: Promise<PairInUse>, config?: InternalAxiosRequestConfig): Promise<PairInUse> {
-    if (this.state.name === 'renewing' && this.state.renewal === renewal) this.state.waiters.count += 1;
-    const stopped = this.reports.waiter();
-    return (config ? abortable(renewal, config) : renewal).finally(stopped);
+    const state = this.state;
+    const waiters = state.name === 'renewing' && state.renewal === renewal ? state.waiters : undefined;
+    if (waiters) waiters.count += 1;
+    const waited = config ? abortable(renewal, config) : renewal;
+    // Thousands of requests may wait at once: one that waits until the renewal ends is the renewal itself, counted off
+    // with the others as it ends, with nothing of its own to hold. One that may stop sooner counts itself off.
+    if (waiters && waited === renewal) {
+      waiters.untilEnd += 1;
+      this.reports.startedWaiting();
+      return renewal;
+    }
+    return waited.finally(this.reports.waiter());
   }
 
   /** Resolves once no renewal is under way. */
@@ -158,7 +173,7 @@ export class RenewalMachine {
 
   /** Uses a pair obtained elsewhere (`setTokens`), and has it written in `turn`, as a renewal would. */
   adopt(pair: TokenPair, turn: StoreTurn): PairInUse {
-    return this.keep(pair, { epoch: this.epochCount, turn, waiters: { count: 0 } });
+    return this.keep(pair, { epoch: this.epochCount, turn, waiters: { count: 0, untilEnd: 0 } });
   }
 
   /** The pair a `setTokens` argument stands for, its expiry read as an answer's unless it says `expiresAt`. */

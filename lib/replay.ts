@@ -35,17 +35,21 @@ export class Replays {
   }
 
   /**
-   * After a refusal: the pair to send the request with once more, or the refusal itself, masked, for the caller.
-   * A replay refused for a pair that a later renewal has replaced (tokens that expired again meanwhile) goes once
-   * more with the newer one; refused with the current pair, it goes to the caller. `ejected`: after eject() the
-   * request would go out without a token.
+   * After a refusal: the request sent once more by `sendAgain` with the pair to send it with, or the refusal itself,
+   * masked, for the caller. A replay refused for a pair that a later renewal has replaced (tokens that expired again
+   * meanwhile) goes once more with the newer one; refused with the current pair, it goes to the caller. `ejected`:
+   * after eject() the request would go out without a token. `sendAgain` is called here with `via` (the request's
+   * adapter), not chained on by the caller, and is one function for every request, so that a waiting request holds
+   * no step and no closure of its own for it. Throws at once what needs no wait.
    */
-  async recover(
+  recover<R, V>(
     error: unknown,
     ticket: Ticket,
     config: InternalAxiosRequestConfig,
     ejected: () => boolean,
-  ): Promise<PairInUse> {
+    via: V,
+    sendAgain: SendAgain<R, V>,
+  ): Promise<R> {
     const { account } = ticket;
     if (!isAxiosError(error)) throw error;
     // A refusal from elsewhere (a redirect to another origin, which got no token) is not about our token.
@@ -56,24 +60,51 @@ export class Replays {
       (answeredBy !== undefined && !this.origins.allowsURL(answeredBy))
     )
       throw account.secrets.axiosError(error);
-    const endpoint = `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
-    const masked = (reason: unknown): never => {
-      throw isAxiosError(reason) ? account.secrets.axiosError(reason) : reason;
-    };
     // A stream was consumed by the first send and cannot go again: the renewal is for the requests that follow.
-    if (isStream(config.data)) {
-      await this.afterStreamRefusal(ticket, endpoint, config).catch(masked);
-      throw account.secrets.axiosError(error);
-    }
+    if (isStream(config.data)) return this.afterStreamSent(error, ticket, config);
+    return this.replay(error, ticket, config, ejected, via, sendAgain);
+  }
+
+  /**
+   * {@link recover}'s wait, and the send after it. What a request holds while it waits is held once per waiting
+   * request, thousands during a slow renewal. Hence this function alone suspended, with no more than it needs (the
+   * checks that need no wait stay in `recover`), afterRefusal's waits awaited here rather than in a function of its
+   * own (each suspended function is held), a try rather than a closure to mask with (a closure here would hold this
+   * function's variables in a context of their own), and the endpoint worked out once the wait is over.
+   */
+  private async replay<R, V>(
+    error: AxiosError,
+    ticket: Ticket,
+    config: InternalAxiosRequestConfig,
+    ejected: () => boolean,
+    via: V,
+    sendAgain: SendAgain<R, V>,
+  ): Promise<R> {
     // A replay refused with a pair another holder obtained says nothing of whether renewing cures the endpoint: that
     // pair may have died (expired, revoked) since its holder got it. It is renewed once, as a first refusal would be.
-    const cured = ticket.replays === 0 || (ticket.replays === 1 && ticket.taken);
-    const inUse = cured
-      ? await this.afterRefusal(ticket, endpoint, config).catch(masked)
-      : await this.afterReplayRefusal(ticket, endpoint, config);
-    if (inUse === null || ejected()) throw account.secrets.axiosError(error);
-    account.reports.replay((config.method ?? 'get').toUpperCase(), () => account.secrets.mask(config.url ?? ''));
-    return inUse;
+    let inUse: PairInUse | null;
+    if (ticket.replays === 0 || (ticket.replays === 1 && ticket.taken)) {
+      try {
+        await ticket.account.consult(config);
+        await ticket.account.waitForRenewal(config);
+        inUse = await this.afterWaits(ticket, config);
+      } catch (reason) {
+        throw masked(ticket, reason);
+      }
+    } else inUse = await this.afterReplayRefusal(ticket, config);
+    if (inUse === null || ejected()) throw ticket.account.secrets.axiosError(error);
+    ticket.account.replaying(config);
+    return sendAgain(via, config, ticket, inUse);
+  }
+
+  /** {@link recover} for a stream: the renewal for the requests that follow, then the refusal for the caller. */
+  private async afterStreamSent(error: AxiosError, ticket: Ticket, config: InternalAxiosRequestConfig): Promise<never> {
+    try {
+      await this.afterStreamRefusal(ticket, config);
+    } catch (reason) {
+      throw masked(ticket, reason);
+    }
+    throw ticket.account.secrets.axiosError(error);
   }
 
   /**
@@ -102,16 +133,19 @@ export class Replays {
    * The pair to replay a request with, after the pair it carried was refused; null when the refusal must reach the
    * caller as it is.
    */
-  private async afterRefusal(
-    ticket: Ticket,
-    endpoint: string,
-    config: InternalAxiosRequestConfig,
-  ): Promise<PairInUse | null> {
+  private async afterRefusal(ticket: Ticket, config: InternalAxiosRequestConfig): Promise<PairInUse | null> {
+    // What any holder of a shared store found about refusals, read first.
+    await ticket.account.consult(config);
+    await ticket.account.waitForRenewal(config);
+    return this.afterWaits(ticket, config);
+  }
+
+  /**
+   * {@link afterRefusal} once its waits are over. Nothing may be awaited between these checks and the renewal, or a
+   * renewal could finish meanwhile and this one renew its fresh pair again.
+   */
+  private afterWaits(ticket: Ticket, config: InternalAxiosRequestConfig): PairInUse | null | Promise<PairInUse> {
     const { account } = ticket;
-    // What any holder of a shared store found about refusals, read first: nothing may be awaited between the checks
-    // below and the renewal, or a renewal could finish meanwhile and this one renew its fresh pair again.
-    await account.consult(config);
-    await account.waitForRenewal(config);
     // Sent before a logout: its refusal must not log the user back in.
     if (account.loggedOutSince(ticket)) return null;
     // Refused for a pair that has since been replaced (a late 401): the current pair needs no renewal.
@@ -119,7 +153,7 @@ export class Replays {
     if (newer) return newer;
     // Renewing would cure nothing: a permission of this endpoint, or, while refusals are general, not yet again; as
     // any holder of a shared store found (consulted above).
-    if (!account.mayRenewFor(endpoint)) return null;
+    if (!account.mayRenewFor(endpointOf(config))) return null;
     // A renewal failed after this request left: its late 401 shares that outcome, as it would have shared a success.
     const failed = account.failedSince(ticket);
     if (failed) throw failed.error;
@@ -131,16 +165,12 @@ export class Replays {
    * brought. Never renews, so replays cannot loop: each one more needs a renewal that other requests caused. Null
    * when the replay was refused with the current pair: then renewing for `endpoint` would not help either.
    */
-  private async afterReplayRefusal(
-    ticket: Ticket,
-    endpoint: string,
-    config: InternalAxiosRequestConfig,
-  ): Promise<PairInUse | null> {
+  private async afterReplayRefusal(ticket: Ticket, config: InternalAxiosRequestConfig): Promise<PairInUse | null> {
     const { account } = ticket;
     // A wait that ended in an abort or a failed renewal says nothing about whether renewing cures this endpoint.
     if (!(await succeeds(account.waitForRenewal(config)))) return null;
     const newer = account.renewedSince(ticket);
-    if (!newer) await account.uncured(ticket, endpoint);
+    if (!newer) await account.uncured(ticket, endpointOf(config));
     return newer;
   }
 
@@ -149,19 +179,37 @@ export class Replays {
    * The next such request refused on the same endpoint with the renewed pair plays the replay's part: renewing did not
    * cure that endpoint.
    */
-  private async afterStreamRefusal(
-    ticket: Ticket,
-    endpoint: string,
-    config: InternalAxiosRequestConfig,
-  ): Promise<void> {
+  private async afterStreamRefusal(ticket: Ticket, config: InternalAxiosRequestConfig): Promise<void> {
     const { account } = ticket;
+    const endpoint = endpointOf(config);
     if (account.streamRenewedWith(endpoint) === ticket.generation) {
-      await this.afterReplayRefusal(ticket, endpoint, config);
+      await this.afterReplayRefusal(ticket, config);
       return;
     }
-    const inUse = await this.afterRefusal(ticket, endpoint, config);
+    const inUse = await this.afterRefusal(ticket, config);
     if (inUse) account.streamRenewed(endpoint, inUse);
   }
+}
+
+/**
+ * Sends a refused request again through `via` (its adapter) under `ticket`, whose account's pair `inUse` it goes with
+ * now: one function for every request (see {@link Replays.recover}).
+ */
+export type SendAgain<R, V> = (
+  via: V,
+  config: InternalAxiosRequestConfig,
+  ticket: Ticket,
+  inUse: PairInUse,
+) => Promise<R>;
+
+/** What the account's refusals are remembered by: the method and the URL without its query, `GET /orders`. */
+function endpointOf(config: InternalAxiosRequestConfig): string {
+  return `${(config.method ?? 'get').toUpperCase()} ${(requestURL(config) ?? '').split(/[?#]/)[0]}`;
+}
+
+/** A failure of the wait after a refusal, as the caller gets it: an axios error of the app's request, masked. */
+function masked(ticket: Ticket, reason: unknown): unknown {
+  return isAxiosError(reason) ? ticket.account.secrets.axiosError(reason) : reason;
 }
 
 /**

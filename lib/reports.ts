@@ -72,6 +72,16 @@ export class AccountReports {
     };
   }
 
+  /** A caller starts waiting for a renewal until it ends: {@link stoppedWaiting} counts it off. */
+  startedWaiting(): void {
+    this.counts.waiting += 1;
+  }
+
+  /** A renewal ended, and `callers` that waited for it until then stopped. */
+  stoppedWaiting(callers: number): void {
+    this.counts.waiting -= callers;
+  }
+
   /** A pair another holder stored (or that was stored at start) is in use, with no call. */
   load(pair: TokenPair): void {
     this.reports.emit('load', { expiresAt: pair.expiresAt }, this.account);
