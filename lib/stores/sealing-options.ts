@@ -73,10 +73,16 @@ export type StoreEncryption<Key = SealingSecret> =
   | (SealingSwitch & {
       /** The first key seals; every key listed opens. At least one; ids differ. */
       keys: readonly Key[];
+      /** Not with `keys`: your own `seal` and `unseal` stand in for them. */
       seal?: never;
+      /** Not with `keys`: your own `seal` and `unseal` stand in for them. */
       unseal?: never;
     })
-  | (SealingSwitch & SealingFunctions & { keys?: never });
+  | (SealingSwitch &
+      SealingFunctions & {
+        /** Not with `seal` and `unseal`, which stand in for the keys. */
+        keys?: never;
+      });
 
 /** A key as the cipher takes it: raw bytes (copied), or a CryptoKey it uses as it is. */
 export interface KeyMaterial {
