@@ -2,7 +2,10 @@
 // `eval(script, keys, args)`, `get(key)` and subscriptions to channels. ioredis (5 and 6, `Redis` and `Cluster`)
 // and node-redis (4 to 6, `createClient()` and `createCluster()`) differ in how a script's keys and arguments are
 // passed, in how a message reaches its listener, and in whether a client connects by itself. Neither library is
-// imported: a client is recognised by its shape, and one the store cannot use is refused here, at construction.
+// imported: a client is recognised by its shape, and one the store cannot use is refused here, at construction. The
+// REST client of serverless platforms, @upstash/redis, has an adapter of its own in redis-rest.ts.
+import { looksLikeRestClient, REST_HAS_NO_PUBSUB, restClientProblem, restCommands } from './redis-rest.js';
+import type { UpstashClientLike } from './redis-rest.js';
 
 /** An ioredis `Redis` or `Cluster` (ioredis 5 or 6), as the store uses it. It connects by itself. */
 export interface IoredisClientLike {
@@ -36,8 +39,8 @@ export interface NodeRedisClusterLike {
   readonly isOpen: boolean;
 }
 
-/** The client the store sends its commands on: ioredis' or node-redis'. */
-export type RedisClientLike = IoredisClientLike | NodeRedisClientLike | NodeRedisClusterLike;
+/** The client the store sends its commands on: ioredis', node-redis' or @upstash/redis'. */
+export type RedisClientLike = IoredisClientLike | NodeRedisClientLike | NodeRedisClusterLike | UpstashClientLike;
 
 /** An ioredis connection for pub/sub: `redis.duplicate()` (or `cluster.duplicate()`). */
 export interface IoredisSubscriberLike {
@@ -115,8 +118,9 @@ interface Shape {
 type Family = 'ioredis' | 'node-redis' | 'node-redis cluster';
 
 const PASS_A_CLIENT =
-  'an ioredis `Redis` or `Cluster` (`new Redis(url)`), or a node-redis client or cluster, connected ' +
-  '(`const client = createClient({ url }); await client.connect()`)';
+  'an ioredis `Redis` or `Cluster` (`new Redis(url)`), a node-redis client or cluster, connected ' +
+  '(`const client = createClient({ url }); await client.connect()`), or an @upstash/redis client ' +
+  '(`new Redis({ url, token })`)';
 
 const PASS_A_SUBSCRIBER =
   'a second connection: with ioredis `redis.duplicate()`; with node-redis `client.duplicate()`, connected ' +
@@ -149,6 +153,15 @@ function described(value: unknown): string {
  * connection in subscriber mode.
  */
 export function commandsOf(client: unknown): RedisCommands {
+  if (looksLikeRestClient(client)) {
+    const problem = restClientProblem(client);
+    if (problem) throw new TypeError(problem);
+    const rest = restCommands(client as UpstashClientLike);
+    return {
+      eval: async (script, keys, args) => reply(await rest.eval(script, keys, args)),
+      get: async (key) => text(await rest.get(key)),
+    };
+  }
   const family = familyOf(client);
   const shape = client as Shape;
   const usable =
@@ -193,6 +206,7 @@ export function commandsOf(client: unknown): RedisCommands {
  * subscribes through a connection of its own.
  */
 export function subscriptionOf(subscriber: unknown, client: unknown): RedisSubscription {
+  if (looksLikeRestClient(client)) throw new TypeError(REST_HAS_NO_PUBSUB);
   const family = familyOf(subscriber);
   const shape = subscriber as Shape;
   if (!family || typeof shape.subscribe !== 'function' || typeof shape.unsubscribe !== 'function') {
@@ -321,8 +335,9 @@ function nodeRedisSubscription(subscriber: NodeRedisSubscriberLike): RedisSubscr
 function text(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (typeof value === 'string') return value;
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
-  // A number or a boolean where text was expected (RESP3 has both); anything else as JSON, never "[object Object]".
+  if (value instanceof Uint8Array) return new TextDecoder().decode(value);
+  // A number or a boolean where text was expected (RESP3 has both); anything else as JSON, never "[object Object]",
+  // which is also how a record @upstash/redis parsed as JSON (its `automaticDeserialization`) is given back.
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
   return JSON.stringify(value);
 }
