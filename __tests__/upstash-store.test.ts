@@ -4,6 +4,7 @@
 // then what replaces pub/sub and what it costs in REST commands; then the leak of a token through the client's error,
 // and the clients and options the store refuses.
 import { inspect } from 'node:util';
+import { build } from 'esbuild';
 import axios from 'axios';
 import { Redis } from '@upstash/redis';
 import { attachTokenAuth } from '../lib/index.js';
@@ -208,5 +209,47 @@ describe('RedisTokenStore: the REST clients and options it refuses, saying what 
     const store = new RedisTokenStore(new Redis({ url: bridge.url, token: bridge.token, retry: false }), { prefix });
     expect(await store.set(PAIR_A)).toBe(true);
     expect(await redis().exists(key('pair'))).toBe(1);
+  });
+});
+
+describe('the Redis store module on Workers and the edge runtime', () => {
+  it('bundles with no Node built-in and no use of Buffer or process: it loads without `nodejs_compat`', async () => {
+    // platform 'browser' makes an import of a Node built-in (node:crypto, …) a build error.
+    const bundled = await build({
+      entryPoints: ['lib/stores/redis.ts'],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    expect(Object.keys(bundled.metafile.inputs).filter((input) => !input.startsWith('lib/'))).toEqual([]);
+    const code = new TextDecoder().decode(bundled.outputFiles[0]!.contents);
+    expect(code).not.toMatch(/\bBuffer\b|\bprocess\./);
+  });
+
+  it('names each hold of the lock from random digits and the time where the runtime has no global crypto (Node 18)', async () => {
+    const saved = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
+    Reflect.deleteProperty(globalThis, 'crypto');
+    try {
+      expect((globalThis as { crypto?: unknown }).crypto).toBeUndefined();
+      const [first, second] = [0, 1].map(() => new RedisTokenStore(upstash(), { prefix, pollMs: 10 }));
+      const held = await first!.lock();
+      const owner = await redis().get(key('lock'));
+      expect(owner).toMatch(/^[0-9a-z]+-[0-9a-z]+-[0-9a-z]+$/);
+      let granted = false;
+      const waiting = second!.lock().then((lock) => {
+        granted = true;
+        return lock;
+      });
+      await held.release();
+      const next = await waiting;
+      expect(granted).toBe(true);
+      expect(await redis().get(key('lock'))).not.toBe(owner);
+      await next.release();
+    } finally {
+      if (saved) Object.defineProperty(globalThis, 'crypto', saved);
+    }
   });
 });

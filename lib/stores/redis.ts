@@ -1,11 +1,11 @@
 /**
  * {@link RedisTokenStore}: one token pair shared by processes on any number of hosts, through one Redis. Bring your own
  * client: ioredis (5, 6; `Redis` or `Cluster`) or node-redis (4, 5, 6; `createClient()` or `createCluster()`) on Node,
- * or @upstash/redis (`new Redis({ url, token })`, over HTTPS).
+ * or @upstash/redis (`new Redis({ url, token })`, over HTTPS) anywhere, Cloudflare Workers and Vercel's edge runtime
+ * included: the module imports no Node built-in.
  *
  * @module axios-token-keeper/redis-store
  */
-import { randomUUID } from 'node:crypto';
 import { settle } from '../deadline.js';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
 import { parseAccountRecord } from '../account-record.js';
@@ -197,7 +197,7 @@ export class RedisTokenStore implements TokenStore {
    * `request.signal` then aborts stops waiting without the lock.
    */
   async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
-    const owner = randomUUID();
+    const owner = lockOwner();
     const release = () => this.command(this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]));
     this.lockWaits += 1;
     let fence: number;
@@ -357,4 +357,15 @@ interface AccountStoreOptions extends RedisTokenStoreOptions {
 /** An integer reply, whether the client gave it as a number or as a string (ioredis' `stringNumbers`). */
 function integer(reply: RedisReply | undefined): number {
   return typeof reply === 'number' ? reply : Number(reply);
+}
+
+/**
+ * A name for one hold of the lock, unique across processes: WebCrypto's UUID where the runtime has it (Node 19+, Bun,
+ * Deno, workerd, edge-runtime), so that the module needs no Node built-in; on Node 18, which has no global `crypto`,
+ * random digits and the time. It guards against a release by the wrong holder, not against an attacker.
+ */
+function lockOwner(): string {
+  const webCrypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
+  if (typeof webCrypto?.randomUUID === 'function') return webCrypto.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}-${Math.random().toString(36).slice(2)}`;
 }
