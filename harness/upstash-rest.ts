@@ -45,6 +45,11 @@ export interface UpstashBridge {
   readonly token: string;
   counts(): UpstashBridgeCounts;
   resetCounts(): void;
+  /**
+   * Holds the answer to the next request holding a command that `matches` (run in Redis already), until `release()`:
+   * `held` resolves once such a request came. For a test that must freeze a client between a command and its answer.
+   */
+  holdNext(matches: (command: readonly string[]) => boolean): { held: Promise<void>; release(): void };
   /** Closes the server and its connections to Redis. */
   stop(): Promise<void>;
 }
@@ -65,6 +70,15 @@ export async function startUpstashBridge(options: UpstashBridgeOptions): Promise
   const transactions = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
   let turn: Promise<unknown> = Promise.resolve();
   let counts = fresh();
+  let hold: { matches: (command: readonly string[]) => boolean; came: () => void; released: Promise<void> } | undefined;
+  /** Waits, before an answer, while a hold matches one of the request's commands. */
+  const held = async (body: readonly (readonly string[])[]): Promise<void> => {
+    const current = hold;
+    if (!current || !body.some((command) => current.matches(command))) return;
+    hold = undefined;
+    current.came();
+    await current.released;
+  };
 
   const run = (connection: Redis, command: readonly string[]): Promise<Reply> => {
     const [name, ...args] = command;
@@ -91,17 +105,21 @@ export async function startUpstashBridge(options: UpstashBridgeOptions): Promise
       case '/': {
         if (!isCommand(body)) return answer(response, 400, { error: 'ERR the body must be a JSON array of strings' });
         count(body);
+        let reply: { result: unknown } | { error: string };
         try {
-          return answer(response, 200, { result: encode(await run(commands, body), base64, true) });
+          reply = { result: encode(await run(commands, body), base64, true) };
         } catch (error) {
-          return answer(response, 400, { error: messageOf(error) });
+          reply = { error: messageOf(error) };
         }
+        await held([body]);
+        return answer(response, 'error' in reply ? 400 : 200, reply);
       }
       case '/pipeline': {
         if (!Array.isArray(body) || !body.every(isCommand))
           return answer(response, 400, { error: 'ERR the body must be a JSON array of commands' });
         body.forEach(count);
         const settled = await Promise.allSettled(body.map((command) => run(commands, command)));
+        await held(body);
         return answer(
           response,
           200,
@@ -153,6 +171,14 @@ export async function startUpstashBridge(options: UpstashBridgeOptions): Promise
     token,
     counts: () => ({ ...counts, byCommand: new Map(counts.byCommand) }),
     resetCounts: () => void (counts = fresh()),
+    holdNext(matches) {
+      let came!: () => void;
+      let release!: () => void;
+      const heldNow = new Promise<void>((resolve) => (came = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      hold = { matches, came, released };
+      return { held: heldNow, release };
+    },
     async stop() {
       await listening.stop();
       commands.disconnect();
