@@ -30,6 +30,8 @@
 //   npm run bench:fleet -- --together        25, 50 and 100 processes started together
 //   npm run bench:fleet -- --together 25     25 only
 //   npm run bench:fleet -- --trouble         what 10, 50 and 100 processes cost the account in trouble (fleet-trouble.ts)
+//   npm run bench:fleet -- --serverless      the serverless row alone (fleet-serverless.ts), which every default run
+//                                            ends with: cold starts on @upstash/redis, REST commands per request/expiry
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +43,7 @@ import type { BurstReply, Fleet, FleetEvent, FleetStoreConfig } from '../harness
 import { countCommands, startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
 import { trouble } from './fleet-trouble.js';
+import { serverless } from './fleet-serverless.js';
 import { markdownTable } from './report.js';
 import { percentile, round } from './stats.js';
 
@@ -65,6 +68,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     together: { type: 'string' },
     trouble: { type: 'string' },
+    serverless: { type: 'boolean', default: false },
   },
 });
 
@@ -381,6 +385,7 @@ async function main(): Promise<void> {
   const machine = `${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}`;
   if (togetherSizes) return together(togetherSizes, machine);
   if (troubleSizes) return trouble(troubleSizes, machine);
+  if (values.serverless) return void (await serverless(machine));
   console.log(
     `Fleet benchmark: ${processes} processes × ${requests} concurrent requests, ${expiries} expiries per store; ${machine}`,
   );
@@ -414,6 +419,7 @@ async function main(): Promise<void> {
     );
     process.exitCode = 1;
   }
+  await serverless(machine);
 }
 
 main().catch((error: unknown) => {
