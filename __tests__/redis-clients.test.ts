@@ -12,7 +12,7 @@ import { attachTokenAuth } from '../lib/index.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } from '../lib/stores/redis.js';
 import { clientLabel, openRedis, TESTED_CLIENTS } from '../harness/redis-clients.js';
-import type { RedisClientChoice, RedisConnections } from '../harness/redis-clients.js';
+import type { RedisClientChoice, RedisConnections, RedisTarget } from '../harness/redis-clients.js';
 import { subscriptions } from '../harness/redis-server.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
@@ -49,144 +49,159 @@ afterEach(async () => {
 const key = (name: 'pair' | 'lock') => `{${prefix}}:${name}`;
 const { listen } = undoable(() => undo);
 
-/** Opens `choice`'s client (and subscriber) on the file's server, closed after the test. */
-async function connect(choice: RedisClientChoice): Promise<RedisConnections> {
-  const connections = await openRedis(choice, { url: server().url }, { subscriber: true });
+/** Opens `choice`'s client (and subscriber) on `target` (the file's server unless told), closed after the test. */
+async function connect(
+  choice: RedisClientChoice,
+  target: RedisTarget = { url: server().url },
+): Promise<RedisConnections> {
+  const connections = await openRedis(choice, target, { subscriber: true });
   undo.push(() => connections.close());
   return connections;
 }
 
+/** Where the contracts run: the client's target, and the test's own connection to the master (to plant a lock). */
+interface Deployment {
+  target: () => RedisTarget;
+  port: () => number;
+  redis: () => Redis;
+}
+
+/** The store's contracts, with `choice`'s client and a subscriber, on `deployment`. */
+function contractsOn(label: string, choice: RedisClientChoice, deployment: Deployment): void {
+  const { port, redis } = deployment;
+  /** Two processes' connections: the stores a test opens take them in turn. */
+  let processes: RedisConnections[] = [];
+  let opened = 0;
+  beforeEach(async () => {
+    processes = [await connect(choice, deployment.target()), await connect(choice, deployment.target())];
+    opened = 0;
+  });
+  const store = (options: Partial<RedisTokenStoreOptions> = {}): RedisTokenStore => {
+    const { client, subscriber } = processes[opened++ % processes.length]!;
+    const created = new RedisTokenStore(client, { prefix, ...(subscriber && { subscriber }), ...options });
+    undo.push(() => created.close());
+    return created;
+  };
+
+  it('gives back the pair set, and null before any set and after clear()', async () => {
+    expect(await store().get()).toBeNull();
+    await expectRoundTrip(() => store());
+  });
+
+  it("tells a store of another process's writes, and of its own once; after close() of nothing", async () => {
+    const subscribed = store();
+    const other = store();
+    const heard = listen(subscribed).heard;
+    const heardByOther = listen(other).heard;
+    await until(async () => (await subscriptions(port(), `{${prefix}}*`)) === 2, 5_000);
+
+    await other.set(PAIR_A);
+    await until(() => heard.length === 1, 5_000);
+    await subscribed.set(PAIR_B);
+    await until(() => heardByOther.length === 2, 5_000);
+    await other.clear();
+    await until(() => heard.length === 3, 5_000);
+    expect(heard).toEqual([PAIR_A, PAIR_B, null]);
+    expect(heardByOther).toEqual([PAIR_A, PAIR_B, null]);
+
+    await subscribed.close();
+    await until(async () => (await subscriptions(port(), `{${prefix}}*`)) === 1, 5_000);
+    await other.set(PAIR_A);
+    await until(() => heardByOther.length === 4, 5_000);
+    expect(heard).toHaveLength(3);
+  });
+
+  it('reports a Redis error without the tokens written, whatever the client attaches to it', async () => {
+    const service = await emulator();
+    const api = axios.create({ baseURL: service.url });
+    const auth = attachTokenAuth(api, {
+      credentials: { username: E2E_USER, password: E2E_PASSWORD },
+      store: store(),
+    });
+    undo.push(() => auth.eject());
+    const failures: unknown[] = [];
+    auth.on('failure', (event) => failures.push(event));
+    // A full Redis refuses every write; the error names the command, and some clients attach its arguments.
+    await redis().config('SET', 'maxmemory', '1');
+    try {
+      expect((await api.get('/orders')).status).toBe(200);
+    } finally {
+      await redis().config('SET', 'maxmemory', '0');
+    }
+
+    const tokens = (await auth.getTokens())!;
+    const reported = inspect(failures, { depth: Infinity, showHidden: true });
+    expect(failures.length).toBeGreaterThan(0);
+    expect(reported).toMatch(/OOM/);
+    expect(reported).not.toContain(tokens.access);
+    expect(reported).not.toContain(tokens.refresh);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 0 });
+  });
+
+  testStoreLock(label, {
+    open: (timings) => store(timings),
+    fences: 'every grant',
+    lease: {
+      where: () => key('lock'),
+      owner: () => redis().get(key('lock')),
+      ttlLeft: () => redis().pttl(key('lock')),
+      plant: async (owner, holder) =>
+        void (await redis().set(key('lock'), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
+      lapse: async () => void (await redis().del(key('lock'))),
+    },
+  });
+
+  testAccountRecord(label, { open: () => store(), fences: 'every grant' });
+
+  // The contracts per account, for one name that carries every hostile character (redis-store.test.ts runs more).
+  const named = CONTRACT_NAMES[0]!;
+  const namedKey = () => `{${prefix}#${escapeAccountName(named)}}#lock`;
+  testStoreAccounts(label, {
+    open: (timings) => store(timings),
+    fences: 'every grant',
+    record: true,
+    names: [named],
+    lease: () => ({
+      where: namedKey,
+      owner: () => redis().get(namedKey()),
+      ttlLeft: () => redis().pttl(namedKey()),
+      plant: async (owner, holder) =>
+        void (await redis().set(namedKey(), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
+      lapse: async () => void (await redis().del(namedKey())),
+    }),
+    listening: (count) => until(async () => (await subscriptions(port(), `{${prefix}[#}]*`)) === count, 5_000),
+  });
+
+  it('listens for the default account and several named ones on its one subscriber connection, a channel each, and lets a channel go with its last listener', async () => {
+    const parent = store();
+    const names = ['alice', 'a:b', '{c}'];
+    const listeners = [listen(parent), ...names.map((name) => listen(parent.forAccount(name)))];
+    /** The channels of the connections subscribed to any: this store's subscriber alone. */
+    const subscribed = async (): Promise<number[]> =>
+      ((await redis().client('LIST')) as string)
+        .split('\n')
+        .map((line) => Number(/ sub=(\d+) /.exec(line)?.[1] ?? 0))
+        .filter((channels) => channels > 0);
+    await until(async () => (await subscribed()).join() === '4', 5_000);
+
+    const other = store();
+    for (const [index, name] of names.entries()) await other.forAccount(name).set({ access: `access-${index}` });
+    await other.set(PAIR_A);
+    await until(() => listeners.every((listener) => listener.heard.length === 1), 5_000);
+    expect(listeners.map((listener) => listener.heard)).toEqual([
+      [PAIR_A],
+      ...names.map((_, index) => [{ access: `access-${index}` }]),
+    ]);
+
+    for (const listener of listeners.slice(1)) listener.stop();
+    await until(async () => (await subscribed()).join() === '1', 5_000);
+  });
+}
+
 describe.each(TESTED_CLIENTS.map((choice) => [clientLabel(choice), choice] as const))(
   'RedisTokenStore on %s, with a subscriber',
-  (label, choice) => {
-    /** Two processes' connections: the stores a test opens take them in turn. */
-    let processes: RedisConnections[] = [];
-    let opened = 0;
-    beforeEach(async () => {
-      processes = [await connect(choice), await connect(choice)];
-      opened = 0;
-    });
-    const store = (options: Partial<RedisTokenStoreOptions> = {}): RedisTokenStore => {
-      const { client, subscriber } = processes[opened++ % processes.length]!;
-      const created = new RedisTokenStore(client, { prefix, ...(subscriber && { subscriber }), ...options });
-      undo.push(() => created.close());
-      return created;
-    };
-
-    it('gives back the pair set, and null before any set and after clear()', async () => {
-      expect(await store().get()).toBeNull();
-      await expectRoundTrip(() => store());
-    });
-
-    it("tells a store of another process's writes, and of its own once; after close() of nothing", async () => {
-      const subscribed = store();
-      const other = store();
-      const heard = listen(subscribed).heard;
-      const heardByOther = listen(other).heard;
-      await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 2, 5_000);
-
-      await other.set(PAIR_A);
-      await until(() => heard.length === 1, 5_000);
-      await subscribed.set(PAIR_B);
-      await until(() => heardByOther.length === 2, 5_000);
-      await other.clear();
-      await until(() => heard.length === 3, 5_000);
-      expect(heard).toEqual([PAIR_A, PAIR_B, null]);
-      expect(heardByOther).toEqual([PAIR_A, PAIR_B, null]);
-
-      await subscribed.close();
-      await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 1, 5_000);
-      await other.set(PAIR_A);
-      await until(() => heardByOther.length === 4, 5_000);
-      expect(heard).toHaveLength(3);
-    });
-
-    it('reports a Redis error without the tokens written, whatever the client attaches to it', async () => {
-      const service = await emulator();
-      const api = axios.create({ baseURL: service.url });
-      const auth = attachTokenAuth(api, {
-        credentials: { username: E2E_USER, password: E2E_PASSWORD },
-        store: store(),
-      });
-      undo.push(() => auth.eject());
-      const failures: unknown[] = [];
-      auth.on('failure', (event) => failures.push(event));
-      // A full Redis refuses every write; the error names the command, and some clients attach its arguments.
-      await redis().config('SET', 'maxmemory', '1');
-      try {
-        expect((await api.get('/orders')).status).toBe(200);
-      } finally {
-        await redis().config('SET', 'maxmemory', '0');
-      }
-
-      const tokens = (await auth.getTokens())!;
-      const reported = inspect(failures, { depth: Infinity, showHidden: true });
-      expect(failures.length).toBeGreaterThan(0);
-      expect(reported).toMatch(/OOM/);
-      expect(reported).not.toContain(tokens.access);
-      expect(reported).not.toContain(tokens.refresh);
-      expect(service.counters).toMatchObject({ logins: 1, refreshes: 0 });
-    });
-
-    testStoreLock(label, {
-      open: (timings) => store(timings),
-      fences: 'every grant',
-      lease: {
-        where: () => key('lock'),
-        owner: () => redis().get(key('lock')),
-        ttlLeft: () => redis().pttl(key('lock')),
-        plant: async (owner, holder) =>
-          void (await redis().set(key('lock'), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
-        lapse: async () => void (await redis().del(key('lock'))),
-      },
-    });
-
-    testAccountRecord(label, { open: () => store(), fences: 'every grant' });
-
-    // The contracts per account, for one name that carries every hostile character (redis-store.test.ts runs more).
-    const named = CONTRACT_NAMES[0]!;
-    const namedKey = () => `{${prefix}#${escapeAccountName(named)}}#lock`;
-    testStoreAccounts(label, {
-      open: (timings) => store(timings),
-      fences: 'every grant',
-      record: true,
-      names: [named],
-      lease: () => ({
-        where: namedKey,
-        owner: () => redis().get(namedKey()),
-        ttlLeft: () => redis().pttl(namedKey()),
-        plant: async (owner, holder) =>
-          void (await redis().set(namedKey(), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
-        lapse: async () => void (await redis().del(namedKey())),
-      }),
-      listening: (count) => until(async () => (await subscriptions(server().port, `{${prefix}[#}]*`)) === count, 5_000),
-    });
-
-    it('listens for the default account and several named ones on its one subscriber connection, a channel each, and lets a channel go with its last listener', async () => {
-      const parent = store();
-      const names = ['alice', 'a:b', '{c}'];
-      const listeners = [listen(parent), ...names.map((name) => listen(parent.forAccount(name)))];
-      /** The channels of the connections subscribed to any: this store's subscriber alone. */
-      const subscribed = async (): Promise<number[]> =>
-        ((await redis().client('LIST')) as string)
-          .split('\n')
-          .map((line) => Number(/ sub=(\d+) /.exec(line)?.[1] ?? 0))
-          .filter((channels) => channels > 0);
-      await until(async () => (await subscribed()).join() === '4', 5_000);
-
-      const other = store();
-      for (const [index, name] of names.entries()) await other.forAccount(name).set({ access: `access-${index}` });
-      await other.set(PAIR_A);
-      await until(() => listeners.every((listener) => listener.heard.length === 1), 5_000);
-      expect(listeners.map((listener) => listener.heard)).toEqual([
-        [PAIR_A],
-        ...names.map((_, index) => [{ access: `access-${index}` }]),
-      ]);
-
-      for (const listener of listeners.slice(1)) listener.stop();
-      await until(async () => (await subscribed()).join() === '1', 5_000);
-    });
-  },
+  (label, choice) =>
+    contractsOn(label, choice, { target: () => ({ url: server().url }), port: () => server().port, redis }),
 );
 
 describe('RedisTokenStore: the clients it refuses, saying what to pass instead', () => {
@@ -223,8 +238,8 @@ describe('RedisTokenStore: the clients it refuses, saying what to pass instead',
       expect(make(client)).toThrow(TypeError);
       expect(make(client)).toThrow(
         'RedisTokenStore: the first argument must be an ioredis `Redis` or `Cluster` (`new Redis(url)`), a ' +
-          'node-redis client or cluster, connected (`const client = createClient({ url }); await client.connect()`), ' +
-          `or an @upstash/redis client (\`new Redis({ url, token })\`); ${got}.`,
+          'node-redis client, cluster or sentinel, connected (`const client = createClient({ url }); ' +
+          `await client.connect()\`), or an @upstash/redis client (\`new Redis({ url, token })\`); ${got}.`,
       );
     },
   );
@@ -331,8 +346,8 @@ describe('RedisTokenStore: the clients it refuses, saying what to pass instead',
     const client = later(new Redis(server().url, { lazyConnect: true }));
     expect(make(client, { subscriber: subscriber as RedisSubscriberLike })).toThrow(
       'RedisTokenStore: `subscriber` must be a second connection: with ioredis `redis.duplicate()`; with ' +
-        'node-redis `client.duplicate()`, connected (`await subscriber.connect()`), or the cluster itself with ' +
-        `\`createCluster()\`; ${got}.`,
+        'node-redis `client.duplicate()`, connected (`await subscriber.connect()`), or the cluster or sentinel itself with ' +
+        `\`createCluster()\` or \`createSentinel()\`; ${got}.`,
     );
   });
 

@@ -559,6 +559,13 @@ describe('RedisTokenStore: options', () => {
     ['an infinite keyTtlMs', { prefix: 'p', keyTtlMs: Infinity }, /`keyTtlMs`/],
     ['a keyTtlMs that is a string', { prefix: 'p', keyTtlMs: '1000' }, /`keyTtlMs`/],
     ['a lockTtlMs under 1000', { prefix: 'p', lockTtlMs: 500 }, /`lockTtlMs`/],
+    ['a replicaWaitMs of 0', { prefix: 'p', replicaWaitMs: 0 }, /`replicaWaitMs`/],
+    ['a replicaWaitMs that is a string', { prefix: 'p', replicaWaitMs: '1s' }, /`replicaWaitMs`/],
+    [
+      'a replicaWaitMs no shorter than lockTtlMs (the wait holds the lock)',
+      { prefix: 'p', replicaWaitMs: 2_000, lockTtlMs: 2_000 },
+      /`replicaWaitMs` \(2000\) must be shorter than `lockTtlMs` \(2000\)/,
+    ],
     ['a lockTimeoutMs of NaN', { prefix: 'p', lockTimeoutMs: Number.NaN }, /`lockTimeoutMs`/],
     ['a subscriber that is not a connection', { prefix: 'p', subscriber: {} }, /`subscriber`/],
   ])('refuses %s with a TypeError that names the problem', (_what, options, message) => {
@@ -591,6 +598,7 @@ describe('RedisTokenStore: options', () => {
   it.each([
     ['lockTtlMs', { lockTtlMs: 1_500.5 }],
     ['keyTtlMs', { keyTtlMs: 60_000.5 }],
+    ['replicaWaitMs', { replicaWaitMs: 100.5 }],
   ])('refuses a fractional `%s` at construction, or works with it', async (name, options) => {
     const outcome = await (async () => {
       let tokens: RedisTokenStore;

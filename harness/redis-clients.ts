@@ -1,8 +1,8 @@
 /**
  * The Redis clients RedisTokenStore is tested with, opened as a user opens them: ioredis 5 and 6 (`new Redis(url)`,
- * `new Redis.Cluster(nodes)`, `duplicate()` for pub/sub) and node-redis 4, 5 and 6 (`createClient()`,
- * `createCluster()`, `connect()`; for pub/sub `duplicate()` connected, or the cluster itself), in the RESP version asked
- * where the client lets one choose.
+ * `new Redis.Cluster(nodes)`, `new Redis({ sentinels, name })`, `duplicate()` for pub/sub) and node-redis 4, 5 and 6
+ * (`createClient()`, `createCluster()`, and 5 and 6 `createSentinel()`, `connect()`; for pub/sub `duplicate()`
+ * connected, or the cluster or sentinel itself), in the RESP version asked where the client lets one choose.
  * For the tests and the fleet's workers; no jest here. The versions other than the peers' are npm aliases in
  * package.json (`ioredis6`, `redis4`, `redis5`, `redis6`); each library is loaded only when a client of it is opened.
  *
@@ -55,8 +55,11 @@ export function clientLabel(choice: RedisClientChoice): string {
   return `${name} (RESP${resp})`;
 }
 
-/** Where to connect: one redis-server, or the startup nodes of a cluster. */
-export type RedisTarget = { url: string } | { nodes: ReadonlyArray<{ host: string; port: number }> };
+/** Where to connect: one redis-server, the startup nodes of a cluster, or the sentinels of a master, by its name. */
+export type RedisTarget =
+  | { url: string }
+  | { nodes: ReadonlyArray<{ host: string; port: number }> }
+  | { sentinels: ReadonlyArray<{ host: string; port: number }>; name: string };
 
 export interface RedisOpenOptions {
   /** Open a second connection for pub/sub too. @default false */
@@ -81,7 +84,7 @@ export interface RedisConnections {
 }
 
 /** What this harness uses of a node-redis client or cluster, besides what the store uses. */
-interface NodeRedisConnection extends NodeRedisClientLike, NodeRedisSubscriberLike {
+interface NodeRedisConnection extends Omit<NodeRedisClientLike, 'sendCommand'>, NodeRedisSubscriberLike {
   connect(): Promise<unknown>;
   duplicate(): NodeRedisConnection;
   on(event: 'error', listener: (error: Error) => void): unknown;
@@ -109,8 +112,8 @@ export async function openRedis(
   client.on('error', () => undefined);
   await client.connect();
   let subscriber: NodeRedisConnection | undefined;
-  // A node-redis cluster subscribes through a connection of its own: the cluster itself is its subscriber.
-  if (options.subscriber && 'nodes' in target) subscriber = client;
+  // A node-redis cluster or sentinel subscribes through a connection of its own: it is its own subscriber.
+  if (options.subscriber && !('url' in target)) subscriber = client;
   else if (options.subscriber) {
     subscriber = client.duplicate();
     subscriber.on('error', () => undefined);
@@ -130,7 +133,10 @@ export async function openRedis(
 
 /** ioredis 5 and 6 as this harness opens them: the options of 5, which 6 takes too. */
 interface IoredisModule {
-  default: new (url: string, options: RedisOptions) => IoredisConnection;
+  default: {
+    new (url: string, options: RedisOptions): IoredisConnection;
+    new (options: RedisOptions): IoredisConnection;
+  };
   Cluster: new (nodes: Array<{ host: string; port: number }>, options: ClusterOptions) => IoredisConnection;
 }
 
@@ -147,11 +153,20 @@ async function openIoredis(
   const client =
     'url' in target
       ? new library.default(target.url, { lazyConnect: true, ...protocol, ...named, ...options.ioredis })
-      : new library.Cluster([...target.nodes], {
-          lazyConnect: true,
-          ...options.ioredisCluster,
-          redisOptions: { ...protocol, ...named, ...options.ioredisCluster?.redisOptions },
-        });
+      : 'sentinels' in target
+        ? new library.default({
+            sentinels: [...target.sentinels],
+            name: target.name,
+            lazyConnect: true,
+            ...protocol,
+            ...named,
+            ...options.ioredis,
+          })
+        : new library.Cluster([...target.nodes], {
+            lazyConnect: true,
+            ...options.ioredisCluster,
+            redisOptions: { ...protocol, ...named, ...options.ioredisCluster?.redisOptions },
+          });
   await client.connect();
   const subscriber = options.subscriber ? client.duplicate() : undefined;
   await subscriber?.connect();
@@ -171,22 +186,32 @@ async function nodeRedisClient(
 ): Promise<NodeRedisConnection> {
   const rootNodes = 'nodes' in target ? target.nodes.map((node) => ({ url: `redis://${node.host}:${node.port}` })) : [];
   const resp = choice.resp === undefined ? {} : { RESP: choice.resp };
-  // duplicate() copies it, to the subscriber; a cluster gives its node connections its defaults.
+  // duplicate() copies it, to the subscriber; a cluster gives its node connections its defaults, a sentinel its
+  // nodeClientOptions.
   const named = name === undefined ? {} : { name };
   const defaults = name === undefined ? {} : { defaults: { name } };
+  const sentinel = (target: { sentinels: ReadonlyArray<{ host: string; port: number }>; name: string }) => ({
+    name: target.name,
+    sentinelRootNodes: [...target.sentinels],
+    ...resp,
+    ...(name !== undefined && { nodeClientOptions: { name } }),
+  });
   switch (choice.library) {
     case 'redis4': {
+      if ('sentinels' in target) throw new TypeError('node-redis 4 has no sentinel client (createSentinel came in 5).');
       const { createClient, createCluster } = await import('redis4');
       return 'url' in target ? createClient({ url: target.url, ...named }) : createCluster({ rootNodes, ...defaults });
     }
     case 'redis5': {
-      const { createClient, createCluster } = await import('redis5');
+      const { createClient, createCluster, createSentinel } = await import('redis5');
+      if ('sentinels' in target) return createSentinel(sentinel(target)) as unknown as NodeRedisConnection;
       return 'url' in target
         ? createClient({ url: target.url, ...resp, ...named })
         : createCluster({ rootNodes, ...resp, ...defaults });
     }
     case 'redis6': {
-      const { createClient, createCluster } = await import('redis6');
+      const { createClient, createCluster, createSentinel } = await import('redis6');
+      if ('sentinels' in target) return createSentinel(sentinel(target)) as unknown as NodeRedisConnection;
       return 'url' in target
         ? createClient({ url: target.url, ...resp, ...named })
         : createCluster({ rootNodes, ...resp, ...defaults });

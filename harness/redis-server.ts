@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 
@@ -61,13 +62,16 @@ export async function freePort(): Promise<number> {
 const EPHEMERAL = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
 
 /**
- * Spawns redis-server with `args` and resolves once it accepts connections; rejects (the process ended) when it did
- * not start, with its output.
+ * Spawns redis-server with `args` and resolves once it accepts connections (once it says `readyLine`: a sentinel says
+ * no "Ready to accept connections"); rejects (the process ended) when it did not start, with its output.
  */
-export async function launchRedisServer(args: readonly string[]): Promise<ChildProcess> {
+export async function launchRedisServer(
+  args: readonly string[],
+  readyLine = 'Ready to accept connections',
+): Promise<ChildProcess> {
   const child = spawn(REDIS_SERVER, [...args, ...EPHEMERAL], { stdio: ['ignore', 'pipe', 'pipe'] });
   try {
-    await ready(child);
+    await ready(child, readyLine);
     return child;
   } catch (error) {
     await stopProcess(child, 'SIGKILL');
@@ -75,20 +79,29 @@ export async function launchRedisServer(args: readonly string[]): Promise<ChildP
   }
 }
 
-export async function startRedisServer(): Promise<RedisServer> {
+/** @param args Besides the port: `['--replicaof', '127.0.0.1', '6379']` for a replica. Again on `restart()`. */
+export async function startRedisServer(args: readonly string[] = []): Promise<RedisServer> {
   requireRedisServer();
   // The port may be taken between the probe and redis-server's bind: try a few.
   for (let attempt = 1; ; attempt += 1) {
     const port = await freePort();
     try {
-      return serverOn(port, await launchRedisServer(['--port', String(port)]));
+      return serverOn(port, await launchRedisServer(['--port', String(port), ...outOfTheTree(port), ...args]), args);
     } catch (error) {
       if (attempt === 3) throw error;
     }
   }
 }
 
-function serverOn(port: number, first: ChildProcess): RedisServer {
+/**
+ * Where a server's files go: the system's temporary folder, one name per port. `--save ''` writes no snapshot, but a
+ * replica writes the master's, as it syncs, to its `dir` (the working directory by default: a dump.rdb in the repo).
+ */
+function outOfTheTree(port: number): string[] {
+  return ['--dir', tmpdir(), '--dbfilename', `token-keeper-${port}.rdb`];
+}
+
+function serverOn(port: number, first: ChildProcess, args: readonly string[]): RedisServer {
   let child = first;
   return {
     port,
@@ -99,7 +112,7 @@ function serverOn(port: number, first: ChildProcess): RedisServer {
     async restart() {
       await stopProcess(child, 'SIGKILL');
       // The port is ours again at once (redis-server binds with SO_REUSEADDR), unless someone took it meanwhile.
-      child = await launchRedisServer(['--port', String(port)]);
+      child = await launchRedisServer(['--port', String(port), ...outOfTheTree(port), ...args]);
     },
     stop: () => {
       child.kill('SIGCONT');
@@ -108,7 +121,7 @@ function serverOn(port: number, first: ChildProcess): RedisServer {
   };
 }
 
-function ready(child: ChildProcess): Promise<void> {
+function ready(child: ChildProcess, readyLine: string): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => fail(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);
@@ -118,7 +131,7 @@ function ready(child: ChildProcess): Promise<void> {
     };
     child.stdout?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
+      if (output.includes(readyLine)) {
         clearTimeout(timer);
         resolve();
       }
@@ -146,6 +159,8 @@ export async function withConnection<T>(port: number, command: (client: Redis) =
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
+    // No INFO of its own on connect: countCommands would count it among the commands it measures.
+    enableReadyCheck: false,
   });
   try {
     await client.connect();

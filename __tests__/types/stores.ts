@@ -94,6 +94,7 @@ expectTypeOf<RedisTokenStoreOptions>().toEqualTypeOf<{
   lockTimeoutMs?: number;
   pollMs?: number;
   keyTtlMs?: number;
+  replicaWaitMs?: number;
 }>();
 expectTypeOf(RedisTokenStore).constructorParameters.toEqualTypeOf<
   [client: RedisClientLike, options: RedisTokenStoreOptions]

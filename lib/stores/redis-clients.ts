@@ -1,13 +1,15 @@
-// The Redis clients RedisTokenStore takes, each family behind a small adapter that speaks the store's one vocabulary:
-// `eval(script, keys, args)`, `get(key)` and subscriptions to channels. ioredis (5 and 6, `Redis` and `Cluster`)
-// and node-redis (4 to 6, `createClient()` and `createCluster()`) differ in how a script's keys and arguments are
-// passed, in how a message reaches its listener, and in whether a client connects by itself. Neither library is
-// imported: a client is recognised by its shape, and one the store cannot use is refused here, at construction. The
-// REST client of serverless platforms, @upstash/redis, has an adapter of its own in redis-rest.ts.
-import { looksLikeRestClient, REST_HAS_NO_PUBSUB, restClientProblem, restCommands } from './redis-rest.js';
+// The Redis clients RedisTokenStore takes, as their shapes, and how each is told apart: ioredis (5 and 6, `Redis`,
+// `Cluster`, and `Redis` with `sentinels`) and node-redis (4 to 6, `createClient()` and `createCluster()`; 5 and 6,
+// `createSentinel()`). Neither library is imported: a client is recognised by its shape, and one the store cannot use
+// is refused here, at construction, saying what to pass instead. Each family's adapter is in redis-adapters.ts. The
+// REST client of serverless platforms, @upstash/redis, is recognised and adapted in redis-rest.ts.
+import { looksLikeRestClient, REST_HAS_NO_PUBSUB, restClientProblem } from './redis-rest.js';
 import type { UpstashClientLike } from './redis-rest.js';
 
-/** An ioredis `Redis` or `Cluster` (ioredis 5 or 6), as the store uses it. It connects by itself. */
+/**
+ * An ioredis `Redis` or `Cluster` (ioredis 5 or 6), as the store uses it; a `Redis` with `sentinels` too. It connects
+ * by itself.
+ */
 export interface IoredisClientLike {
   /** `EVAL script numkeys key… arg…`. */
   eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
@@ -15,6 +17,22 @@ export interface IoredisClientLike {
   get(key: string): Promise<unknown>;
   /** The connection's state (`'wait'`, `'ready'`, `'end'`, …): a closed connection is refused. */
   readonly status: string;
+  /** Tells a `Cluster` from a `Redis`. */
+  readonly isCluster: boolean;
+  /** Any command, on this connection: `INFO` and `WAIT` after a write, where the connection that took it is this one. */
+  call?(command: string, ...args: string[]): Promise<unknown>;
+  /** The socket of a `Redis`: the address of the server it reached (through Sentinel, the master of the moment). */
+  readonly stream?: { readonly remoteAddress?: string | undefined; readonly remotePort?: number | undefined };
+  /** A `Cluster`'s connections to its nodes: the master that took a write is asked for its replicas, and waits. */
+  nodes?(role: 'all'): IoredisNodeLike[];
+  /** A `Cluster`'s table of the nodes (`host:port`) that serve each slot, the master first. */
+  readonly slots?: ReadonlyArray<ReadonlyArray<string> | undefined>;
+}
+
+/** An ioredis `Cluster`'s connection to one node. */
+export interface IoredisNodeLike {
+  call(command: string, ...args: string[]): Promise<unknown>;
+  readonly options: { readonly host?: string | undefined; readonly port?: number | undefined };
 }
 
 /** A node-redis client (node-redis 4, 5 or 6, RESP2 or RESP3), connected (`await client.connect()`). */
@@ -25,6 +43,8 @@ export interface NodeRedisClientLike {
   get(key: string): Promise<unknown>;
   /** Whether `connect()` was called and the client not closed since: a client that is not open is refused. */
   readonly isOpen: boolean;
+  /** Any command: `INFO` and `WAIT` after a write. */
+  sendCommand?(args: string[]): Promise<unknown>;
 }
 
 /**
@@ -37,10 +57,36 @@ export interface NodeRedisClusterLike {
   sendCommand(firstKey: string, isReadonly: boolean, args: string[]): Promise<unknown>;
   /** Whether `connect()` was called and the cluster not closed since: a cluster that is not open is refused. */
   readonly isOpen: boolean;
+  /** The master of a slot: its address names the node that took a write. */
+  getSlotMaster?(slot: number): { readonly address?: string } | undefined;
 }
 
-/** The client the store sends its commands on: ioredis', node-redis' or @upstash/redis'. */
-export type RedisClientLike = IoredisClientLike | NodeRedisClientLike | NodeRedisClusterLike | UpstashClientLike;
+/**
+ * A node-redis sentinel (node-redis 5 or 6, `createSentinel({ name, sentinelRootNodes })`), connected (`await
+ * sentinel.connect()`): it sends the commands to the master of the moment, and subscribes through a connection of its
+ * own, so it is its own subscriber.
+ */
+export interface NodeRedisSentinelLike {
+  /** A command, sent to the master. */
+  sendCommand(isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+  /** Lends one connection to the master for several commands: a write and the wait for its replica go on one. */
+  use<T>(run: (lease: NodeRedisSentinelLease) => Promise<T>): Promise<T>;
+  /** The master of the moment, which names the node that took a write. */
+  getMasterNode(): { readonly host: string; readonly port: number } | undefined;
+  /** The sentinel it asks: how it is told from a node-redis client. */
+  getSentinelNode(): unknown;
+  /** Whether `connect()` was called and the sentinel not closed since: a sentinel that is not open is refused. */
+  readonly isOpen: boolean;
+}
+
+/** One connection to the master that a node-redis sentinel lends (`sentinel.use()`). */
+export interface NodeRedisSentinelLease {
+  sendCommand(isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+}
+
+/** The client the store sends its commands on: ioredis' or node-redis'. */
+export type RedisClientLike =
+  IoredisClientLike | NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike | UpstashClientLike;
 
 /** An ioredis connection for pub/sub: `redis.duplicate()` (or `cluster.duplicate()`). */
 export interface IoredisSubscriberLike {
@@ -73,28 +119,6 @@ export type NodeRedisListener = (message: string | Uint8Array, channel: string |
 /** The second connection the store listens on: ioredis' or node-redis'. */
 export type RedisSubscriberLike = IoredisSubscriberLike | NodeRedisSubscriberLike;
 
-/** A reply as the store reads it, whatever the client and the protocol: no Buffer, no undefined, no bigint. */
-export type RedisReply = string | number | null | RedisReply[];
-
-/** The commands the store sends, in one vocabulary whatever the client. */
-export interface RedisCommands {
-  /** Runs `script` with its keys and arguments; the reply normalised. */
-  eval(script: string, keys: readonly string[], args: readonly (string | number)[]): Promise<RedisReply>;
-  /** The value of `key`, or null. */
-  get(key: string): Promise<string | null>;
-}
-
-/** The channels listened to on the subscriber connection, each with one listener of its messages. */
-export interface RedisSubscription {
-  /**
-   * Subscribes to `channel` and calls `onMessage` with each of its messages; when SUBSCRIBE fails, it listens no more.
-   * A channel listened to already is not listened to twice: the caller holds one listener per channel.
-   */
-  listen(channel: string, onMessage: (message: string) => void): Promise<void>;
-  /** Stops listening to `channel`. */
-  stop(channel: string): Promise<void>;
-}
-
 /** The fields a recognised client is told apart by (all read, none called, before it is accepted). */
 interface Shape {
   eval?: unknown;
@@ -112,28 +136,49 @@ interface Shape {
   isOpen?: unknown;
   isPubSubActive?: unknown;
   getSlotMaster?: unknown;
+  getSentinelNode?: unknown;
+  use?: unknown;
   options?: { legacyMode?: unknown } | undefined;
 }
 
-type Family = 'ioredis' | 'node-redis' | 'node-redis cluster';
+type Family = RecognisedClient['family'];
+
+/** A client the store can use, by family. */
+export type RecognisedClient =
+  | { family: 'ioredis'; client: IoredisClientLike }
+  | { family: 'node-redis'; client: NodeRedisClientLike }
+  | { family: 'node-redis cluster'; client: NodeRedisClusterLike }
+  | { family: 'node-redis sentinel'; client: NodeRedisSentinelLike }
+  | { family: 'upstash'; client: UpstashClientLike };
+
+/** A subscriber the store can use: ioredis' (one listener for every channel) or node-redis' (a listener per channel). */
+export type RecognisedSubscriber =
+  | { family: 'ioredis'; subscriber: IoredisSubscriberLike }
+  | { family: 'node-redis'; subscriber: NodeRedisSubscriberLike };
+
+/** The families that subscribe through a connection of their own, and so may be their own subscriber. */
+const OWN_SUBSCRIBER: ReadonlySet<Family> = new Set(['node-redis cluster', 'node-redis sentinel']);
 
 const PASS_A_CLIENT =
-  'an ioredis `Redis` or `Cluster` (`new Redis(url)`), a node-redis client or cluster, connected ' +
+  'an ioredis `Redis` or `Cluster` (`new Redis(url)`), a node-redis client, cluster or sentinel, connected ' +
   '(`const client = createClient({ url }); await client.connect()`), or an @upstash/redis client ' +
   '(`new Redis({ url, token })`)';
 
 const PASS_A_SUBSCRIBER =
   'a second connection: with ioredis `redis.duplicate()`; with node-redis `client.duplicate()`, connected ' +
-  '(`await subscriber.connect()`), or the cluster itself with `createCluster()`';
+  '(`await subscriber.connect()`), or the cluster or sentinel itself with `createCluster()` or `createSentinel()`';
 
-/** ioredis has `status` and `isCluster`; node-redis has `isOpen`, and its cluster `getSlotMaster`. */
+/**
+ * ioredis has `status` and `isCluster`; node-redis has `isOpen`, its cluster `getSlotMaster`, and its sentinel
+ * `getSentinelNode`.
+ */
 function familyOf(value: unknown): Family | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const shape = value as Shape;
   if (typeof shape.status === 'string' && typeof shape.isCluster === 'boolean') return 'ioredis';
-  if (typeof shape.isOpen === 'boolean')
-    return typeof shape.getSlotMaster === 'function' ? 'node-redis cluster' : 'node-redis';
-  return undefined;
+  if (typeof shape.isOpen !== 'boolean') return undefined;
+  if (typeof shape.getSlotMaster === 'function') return 'node-redis cluster';
+  return typeof shape.getSentinelNode === 'function' ? 'node-redis sentinel' : 'node-redis';
 }
 
 /** What was passed, as a refusal names it: never its content, which may hold a password in a URL. */
@@ -148,26 +193,24 @@ function described(value: unknown): string {
 }
 
 /**
- * The store's commands on `client`, or a TypeError that says what was passed and what to pass: something that is
- * no Redis client, a node-redis client that is not open or in `legacyMode`, a closed ioredis connection, a
- * connection in subscriber mode.
+ * `client` by its family, or a TypeError that says what was passed and what to pass: something that is no Redis
+ * client, a node-redis client that is not open or in `legacyMode`, a closed ioredis connection, a connection in
+ * subscriber mode.
  */
-export function commandsOf(client: unknown): RedisCommands {
+export function recogniseClient(client: unknown): RecognisedClient {
   if (looksLikeRestClient(client)) {
     const problem = restClientProblem(client);
     if (problem) throw new TypeError(problem);
-    const rest = restCommands(client as UpstashClientLike);
-    return {
-      eval: async (script, keys, args) => reply(await rest.eval(script, keys, args)),
-      get: async (key) => text(await rest.get(key)),
-    };
+    return { family: 'upstash', client: client as UpstashClientLike };
   }
   const family = familyOf(client);
   const shape = client as Shape;
   const usable =
     family === 'node-redis cluster'
       ? typeof shape.sendCommand === 'function'
-      : family !== undefined && typeof shape.eval === 'function' && typeof shape.get === 'function';
+      : family === 'node-redis sentinel'
+        ? typeof shape.sendCommand === 'function' && typeof shape.use === 'function'
+        : family !== undefined && typeof shape.eval === 'function' && typeof shape.get === 'function';
   if (!usable) {
     throw new TypeError(`RedisTokenStore: the first argument must be ${PASS_A_CLIENT}; got ${described(client)}.`);
   }
@@ -179,7 +222,11 @@ export function commandsOf(client: unknown): RedisCommands {
           'command: pass your main connection first, and this one as `subscriber`.',
       );
     }
-    return ioredisCommands(client as IoredisClientLike);
+    return { family, client: client as IoredisClientLike };
+  }
+  if (family === 'node-redis sentinel') {
+    refuseClosed(shape, 'the first argument', 'sentinel');
+    return { family, client: client as NodeRedisSentinelLike };
   }
   if (shape.options?.legacyMode === true) {
     throw new TypeError(
@@ -195,24 +242,24 @@ export function commandsOf(client: unknown): RedisCommands {
     );
   }
   return family === 'node-redis cluster'
-    ? nodeRedisClusterCommands(client as NodeRedisClusterLike)
-    : nodeRedisCommands(client as NodeRedisClientLike);
+    ? { family, client: client as NodeRedisClusterLike }
+    : { family: 'node-redis', client: client as NodeRedisClientLike };
 }
 
 /**
- * The subscription on `subscriber`, or a TypeError that says what was passed and what to pass: something that is
- * no Redis connection, a node-redis connection that is not open, a closed ioredis connection, or the store's own
- * connection (a connection in subscriber mode can send no other command), except a node-redis cluster, which
+ * `subscriber` by its family, or a TypeError that says what was passed and what to pass: something that is no Redis
+ * connection, a node-redis connection that is not open, a closed ioredis connection, or the store's own connection
+ * (a connection in subscriber mode can send no other command), except a node-redis cluster or sentinel, which
  * subscribes through a connection of its own.
  */
-export function subscriptionOf(subscriber: unknown, client: unknown): RedisSubscription {
+export function recogniseSubscriber(subscriber: unknown, client: unknown): RecognisedSubscriber {
   if (looksLikeRestClient(client)) throw new TypeError(REST_HAS_NO_PUBSUB);
   const family = familyOf(subscriber);
   const shape = subscriber as Shape;
   if (!family || typeof shape.subscribe !== 'function' || typeof shape.unsubscribe !== 'function') {
     throw new TypeError(`RedisTokenStore: \`subscriber\` must be ${PASS_A_SUBSCRIBER}; got ${described(subscriber)}.`);
   }
-  if (subscriber === client && family !== 'node-redis cluster') {
+  if (subscriber === client && !OWN_SUBSCRIBER.has(family)) {
     const second =
       family === 'ioredis' ? '`redis.duplicate()`' : '`client.duplicate()`, connected (`await subscriber.connect()`)';
     throw new TypeError(
@@ -227,10 +274,10 @@ export function subscriptionOf(subscriber: unknown, client: unknown): RedisSubsc
         `RedisTokenStore: \`subscriber\` must be ${PASS_A_SUBSCRIBER}; got ${described(subscriber)}.`,
       );
     }
-    return ioredisSubscription(subscriber as IoredisSubscriberLike);
+    return { family, subscriber: subscriber as IoredisSubscriberLike };
   }
-  refuseClosed(shape, '`subscriber`', 'subscriber');
-  return nodeRedisSubscription(subscriber as NodeRedisSubscriberLike);
+  refuseClosed(shape, '`subscriber`', family === 'node-redis sentinel' ? 'sentinel' : 'subscriber');
+  return { family: 'node-redis', subscriber: subscriber as NodeRedisSubscriberLike };
 }
 
 function refuseEnded(shape: Shape, what: string): void {
@@ -250,102 +297,4 @@ function refuseClosed(shape: Shape, what: string, name: string): void {
         `call \`await ${name}.connect()\` before handing it to the store.`,
     );
   }
-}
-
-function ioredisCommands(client: IoredisClientLike): RedisCommands {
-  return {
-    eval: async (script, keys, args) => reply(await client.eval(script, keys.length, ...keys, ...args)),
-    get: async (key) => text(await client.get(key)),
-  };
-}
-
-function nodeRedisCommands(client: NodeRedisClientLike): RedisCommands {
-  return {
-    // node-redis takes only strings (or Buffers) as arguments: a number is refused before it is sent.
-    eval: async (script, keys, args) =>
-      reply(await client.eval(script, { keys: [...keys], arguments: args.map(String) })),
-    get: async (key) => text(await client.get(key)),
-  };
-}
-
-function nodeRedisClusterCommands(cluster: NodeRedisClusterLike): RedisCommands {
-  // Every key of a script is in one slot (the prefix's braces): the first routes it. Writes and reads alike go to the
-  // master, where the lock's scripts write.
-  return {
-    eval: async (script, keys, args) =>
-      reply(
-        await cluster.sendCommand(keys[0]!, false, ['EVAL', script, String(keys.length), ...keys, ...args.map(String)]),
-      ),
-    get: async (key) => text(await cluster.sendCommand(key, false, ['GET', key])),
-  };
-}
-
-function ioredisSubscription(subscriber: IoredisSubscriberLike): RedisSubscription {
-  const channels = new Map<string, (message: string) => void>();
-  // ioredis hands every channel's messages to every listener: one listener, while any channel is listened to, hands
-  // each message to its channel's.
-  const listener = (heard: string, message: unknown): void => channels.get(heard)?.(text(message) ?? '');
-  const forget = (channel: string): void => {
-    channels.delete(channel);
-    if (channels.size === 0) subscriber.off('message', listener);
-  };
-  return {
-    async listen(channel, onMessage) {
-      if (channels.size === 0) subscriber.on('message', listener);
-      channels.set(channel, onMessage);
-      try {
-        await subscriber.subscribe(channel);
-      } catch (error) {
-        if (channels.get(channel) === onMessage) forget(channel);
-        throw error;
-      }
-    },
-    async stop(channel) {
-      if (!channels.has(channel)) return;
-      forget(channel);
-      await subscriber.unsubscribe(channel);
-    },
-  };
-}
-
-function nodeRedisSubscription(subscriber: NodeRedisSubscriberLike): RedisSubscription {
-  const channels = new Map<string, NodeRedisListener>();
-  return {
-    async listen(channel, onMessage) {
-      const listener: NodeRedisListener = (message) => onMessage(text(message) ?? '');
-      channels.set(channel, listener);
-      try {
-        await subscriber.subscribe(channel, listener);
-      } catch (error) {
-        if (channels.get(channel) === listener) channels.delete(channel);
-        throw error;
-      }
-    },
-    async stop(channel) {
-      const listener = channels.get(channel);
-      if (!listener) return;
-      channels.delete(channel);
-      // Only this listener: another store on the same connection and channel goes on hearing.
-      await subscriber.unsubscribe(channel, listener);
-    },
-  };
-}
-
-/** A text reply: a string, from a Buffer too (a client that returns them); null for none, whichever way it came. */
-function text(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'string') return value;
-  if (value instanceof Uint8Array) return new TextDecoder().decode(value);
-  // A number or a boolean where text was expected (RESP3 has both); anything else as JSON, never "[object Object]",
-  // which is also how a record @upstash/redis parsed as JSON (its `automaticDeserialization`) is given back.
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-  return JSON.stringify(value);
-}
-
-/** A script's reply as RESP2 and RESP3 both give it, in plain strings, numbers and arrays. */
-function reply(value: unknown): RedisReply {
-  if (Array.isArray(value)) return value.map(reply);
-  if (typeof value === 'number') return value;
-  if (typeof value === 'bigint') return Number(value);
-  return text(value);
 }

@@ -30,9 +30,18 @@ export interface RedisTokenStoreOptions extends LeaseOptions {
    * @default 86_400_000 (one day)
    */
   keyTtlMs?: number;
+  /**
+   * After writing the pair or the account's record, how long the store waits, at most, for a replica of the master
+   * that took the write to acknowledge it (`WAIT 1`), so that a failover right after the write is less likely to lose
+   * it. Only where that master has replicas (its `INFO replication`); never longer than half the plugin's
+   * `storeTimeoutMs`, so that the write and its wait end within one store call. Shorter than `lockTtlMs`: the wait
+   * holds the lock. A wait that ends with no acknowledgement is no failure: the write stands on the master.
+   * @default 1_000
+   */
+  replicaWaitMs?: number;
 }
 
-const REDIS_DEFAULTS = { ...LEASE_DEFAULTS, keyTtlMs: 86_400_000 } satisfies Required<
+const REDIS_DEFAULTS = { ...LEASE_DEFAULTS, keyTtlMs: 86_400_000, replicaWaitMs: 1_000 } satisfies Required<
   Omit<RedisTokenStoreOptions, 'prefix' | 'subscriber'>
 >;
 
@@ -41,6 +50,7 @@ const REDIS_OPTIONS: OptionNames<RedisTokenStoreOptions> = {
   lockTimeoutMs: true,
   pollMs: true,
   keyTtlMs: true,
+  replicaWaitMs: true,
   prefix: true,
   subscriber: true,
 };
@@ -50,7 +60,8 @@ export type ResolvedRedisOptions = Required<Omit<RedisTokenStoreOptions, 'subscr
 
 /**
  * `options` checked, with their defaults, and the subscriber apart. Throws a TypeError naming the option for an
- * option it does not know or out of range, a missing `prefix`, and a `keyTtlMs` no longer than `lockTtlMs`.
+ * option it does not know or out of range, a missing `prefix`, a `keyTtlMs` no longer than `lockTtlMs`, and a
+ * `replicaWaitMs` no shorter.
  */
 export function resolveRedisOptions(options: Partial<RedisTokenStoreOptions>): {
   options: ResolvedRedisOptions;
@@ -67,13 +78,27 @@ export function resolveRedisOptions(options: Partial<RedisTokenStoreOptions>): {
   const keyTtlMs = options.keyTtlMs ?? REDIS_DEFAULTS.keyTtlMs;
   const lockTimeoutMs = options.lockTimeoutMs ?? REDIS_DEFAULTS.lockTimeoutMs;
   const pollMs = options.pollMs ?? REDIS_DEFAULTS.pollMs;
+  const replicaWaitMs = options.replicaWaitMs ?? Math.min(REDIS_DEFAULTS.replicaWaitMs, lockTtlMs / 2);
   if (keyTtlMs <= lockTtlMs) {
     throw new TypeError(
       'RedisTokenStore: `keyTtlMs` must be longer than `lockTtlMs`, or the fence could expire while a lock is held.',
     );
   }
+  if (replicaWaitMs >= lockTtlMs) {
+    throw new TypeError(
+      `RedisTokenStore: \`replicaWaitMs\` (${replicaWaitMs}) must be shorter than \`lockTtlMs\` (${lockTtlMs}): the wait ` +
+        'for a replica holds the lock.',
+    );
+  }
   return {
-    options: { prefix, lockTtlMs: Math.ceil(lockTtlMs), lockTimeoutMs, pollMs, keyTtlMs: Math.ceil(keyTtlMs) },
+    options: {
+      prefix,
+      lockTtlMs: Math.ceil(lockTtlMs),
+      lockTimeoutMs,
+      pollMs,
+      keyTtlMs: Math.ceil(keyTtlMs),
+      replicaWaitMs: Math.floor(replicaWaitMs),
+    },
     subscriber,
   };
 }

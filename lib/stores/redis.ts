@@ -16,11 +16,11 @@ import type { Attempt } from './lease.js';
 import { shown } from './options.js';
 import { resolveRedisOptions } from './redis-options.js';
 import type { RedisTokenStoreOptions, ResolvedRedisOptions } from './redis-options.js';
-import { commandsOf, subscriptionOf } from './redis-clients.js';
+import { commandsOf, subscriptionOf } from './redis-adapters.js';
 import { EXTEND, LOCK, RELEASE, WRITE, WRITE_ACCOUNT } from './redis-scripts.js';
 import { RedisChannels } from './redis-channels.js';
 import { checkAccountName, escapeAccountName } from './account-key.js';
-import type { RedisCommands, RedisReply } from './redis-clients.js';
+import type { RedisCommands, RedisReply } from './redis-adapters.js';
 import type { RedisClientLike } from './redis-clients.js';
 
 /** The lock's lease options, which this store's options extend. */
@@ -97,6 +97,8 @@ export class RedisTokenStore implements TokenStore {
   private listening: Promise<unknown> | undefined;
   /** The lock waits under way, which listen for releases. */
   private lockWaits = 0;
+  /** How long the plugin lets one store call take (its `storeTimeoutMs`), as its lock requests say. */
+  private callBoundMs = Infinity;
   private closed = false;
 
   /**
@@ -188,7 +190,7 @@ export class RedisTokenStore implements TokenStore {
     const ttlMs = Math.ceil(record.expiresAt - Date.now());
     const keys = [this.keys.pair, this.keys.fence, this.keys.account];
     const args = [JSON.stringify(record), fence ?? '', Math.max(0, ttlMs)];
-    return integer(await this.command(this.client.eval(WRITE_ACCOUNT, keys, args))) === 1;
+    return integer(await this.command(this.client.write(WRITE_ACCOUNT, keys, args, this.replicaWaitMs()))) === 1;
   }
 
   /**
@@ -197,6 +199,7 @@ export class RedisTokenStore implements TokenStore {
    * `request.signal` then aborts stops waiting without the lock.
    */
   async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
+    this.callBoundMs = request?.tryTimeoutMs ?? this.callBoundMs;
     const owner = lockOwner();
     const release = () => this.command(this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]));
     this.lockWaits += 1;
@@ -262,7 +265,8 @@ export class RedisTokenStore implements TokenStore {
 
   private async write(record: string, pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     const args = [record, fence ?? '', this.options.keyTtlMs, this.channel];
-    const outcome = integer(await this.command(this.client.eval(WRITE, [this.keys.pair, this.keys.fence], args)));
+    const keys = [this.keys.pair, this.keys.fence];
+    const outcome = integer(await this.command(this.client.write(WRITE, keys, args, this.replicaWaitMs())));
     if (outcome === -1)
       throw new Error(
         `${this.where()} holds something that is not a token record of this package; give the store another prefix or delete the key.`,
@@ -270,6 +274,14 @@ export class RedisTokenStore implements TokenStore {
     if (outcome !== 1) return false;
     this.announcer.announce(record, pair);
     return true;
+  }
+
+  /**
+   * How long a write waits for a replica: `replicaWaitMs`, and half the plugin's bound on a store call at most, so that
+   * the write and its wait end within the one call the plugin allows (past it, the plugin counts the write as failed).
+   */
+  private replicaWaitMs(): number {
+    return Math.min(this.options.replicaWaitMs, this.callBoundMs / 2);
   }
 
   /** Listens to the channel once; until Redis confirms it, or without a subscriber, waiters poll. */
