@@ -1,6 +1,7 @@
-import axios, { isAxiosError } from 'axios';
-import type { AxiosError, AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
+import axios, { AxiosError, isAxiosError } from 'axios';
+import type { AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
 import { base64FromUtf8, utf8FromBase64Url } from './base64.js';
+import { settle } from './deadline.js';
 import type { TokenOperation, TokenPair } from './store-contract.js';
 import { TokenAuthError } from './errors.js';
 import type { TokenAuthErrorCode } from './errors.js';
@@ -204,16 +205,30 @@ export class TokenClient {
     budget: Budget | undefined,
   ): Promise<{ body: unknown; status: number }> {
     // Each attempt is a request of its own, so it has the whole `tokenTimeoutMs` and passes the budget anew.
-    const attempt = () =>
-      this.http.request<unknown>({
+    const attempt = async () => {
+      const abort = new AbortController();
+      const sent = this.http.request<unknown>({
         ...config,
         method: 'POST',
+        signal: abort.signal,
         // A call the budget refuses throws here, before it leaves, and is no attempt; nor is any retry after it.
         [ATTEMPT]: () => {
           if (operation !== 'logout') budget?.spend(operation);
           outcome.attempts += 1;
         },
       } as AxiosRequestConfig);
+      // axios' `timeout` is not enough: before 1.16 its Node adapter times a call without redirects from the socket
+      // on, so a connection that never completes (a host that drops packets) waits for the system, minutes, not
+      // `tokenTimeoutMs`. A clock of the plugin's own bounds every adapter alike, and ends the call as axios would.
+      const answer = await settle(sent, { ms: this.options.tokenTimeoutMs });
+      // With no signal to settle, a symbol can only be TIMED_OUT.
+      if (typeof answer !== 'symbol') return answer;
+      abort.abort();
+      throw new AxiosError(`timeout of ${this.options.tokenTimeoutMs}ms exceeded`, AxiosError.ECONNABORTED, {
+        method: 'post',
+        url: config.url,
+      } as InternalAxiosRequestConfig);
+    };
     try {
       // The logout goes once: the tokens are dropped already, and a user waits for the sign-out.
       const retries = operation === 'logout' ? { ...this.retries, retries: 0 } : this.retries;
