@@ -281,7 +281,9 @@ export class TokenClient {
     const response = error.response;
     const mask = new Mask([...sent, ...tokensIn(response?.data)]);
     const cause = mask.tokenCallError(error as AxiosError, url);
-    if (response === undefined && error.code === 'ERR_BAD_RESPONSE') {
+    // An answer over maxContentLength. Before 1.16, axios gives an answer cut short by the connection ("stream has been
+    // aborted") the same code and no response either: that one is the service's outage, said below.
+    if (response === undefined && error.code === 'ERR_BAD_RESPONSE' && error.message.includes('maxContentLength')) {
       return new TokenAuthError(
         'TOKEN_RESPONSE_INVALID',
         `The token service's answer to ${where} could not be read: ${cause.message}.`,
