@@ -291,6 +291,14 @@ export class TokenClient {
         { cause },
       );
     }
+    // Before 1.16 the answer cut short by the connection comes with no response: it was reached all the same.
+    if (response === undefined && error.code === 'ERR_BAD_RESPONSE') {
+      return new TokenAuthError(
+        'TOKEN_SERVICE_UNAVAILABLE',
+        `The token service answered ${where} with an answer that was cut off (${error.code}).`,
+        { cause },
+      );
+    }
     if (response === undefined) {
       const reason =
         error.code === 'ECONNABORTED' || error.code === 'ETIMEDOUT'
