@@ -79,7 +79,7 @@ export class TokenClient {
       // A redirect could carry the Basic header or the refresh token to another origin: never follow one.
       maxRedirects: 0,
       // A token answer is a few hundred bytes; a huge one is a fault, not something to hold in memory.
-      maxContentLength: 1024 * 1024,
+      maxContentLength: MAX_ANSWER_BYTES,
       headers: { Accept: 'application/json' },
     });
     // axios.create() copies axios.defaults, and an application may have put its own Authorization there.
@@ -283,8 +283,14 @@ export class TokenClient {
     const mask = new Mask([...sent, ...tokensIn(response?.data)]);
     const cause = mask.tokenCallError(error as AxiosError, url);
     // An answer over maxContentLength. Before 1.16, axios gives an answer cut short by the connection ("stream has been
-    // aborted") the same code and no response either: that one is the service's outage, said below.
-    if (response === undefined && error.code === 'ERR_BAD_RESPONSE' && error.message.includes('maxContentLength')) {
+    // aborted") the same code and no response either: that one is the service's outage, said below. Before 1.7.8 it
+    // gives it the message of maxContentLength too, and only the length the answer declared tells them apart.
+    if (
+      response === undefined &&
+      error.code === 'ERR_BAD_RESPONSE' &&
+      error.message.includes('maxContentLength') &&
+      !declaredWithin(error, MAX_ANSWER_BYTES)
+    ) {
       return new TokenAuthError(
         'TOKEN_RESPONSE_INVALID',
         `The token service's answer to ${where} could not be read: ${cause.message}.`,
@@ -351,6 +357,19 @@ export class TokenClient {
       },
     );
   }
+}
+
+/** The largest token answer read: a few hundred bytes is usual; a huge one is a fault, not something to hold. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/**
+ * Whether the answer that `error` ended declared a Content-Length within `max` (Node's adapter keeps the response it
+ * was reading on its request), which an answer over `max` cannot have.
+ */
+function declaredWithin(error: AxiosError, max: number): boolean {
+  const request = error.request as { res?: { headers?: Record<string, unknown> } } | undefined;
+  const declared = Number(request?.res?.headers?.['content-length'] ?? Number.NaN);
+  return Number.isFinite(declared) && declared <= max;
 }
 
 /** `host:port` of a URL, the port spelt out even when it is the scheme's own. */
