@@ -315,7 +315,7 @@ interface WorkerReport {
   runtime: string;
   compatibilityFlags?: string[];
   answer: {
-    globals: { process: string; EdgeRuntime: string; userAgent?: string };
+    globals: { process: string; EdgeRuntime: string; userAgent?: string; RedisTokenStore: string };
     scenarios: Record<string, Outcome>;
   };
 }
@@ -348,10 +348,11 @@ describe.each(RUNTIMES.filter((runtime) => runtime.worker))('$label', ({ name, k
     expect(run.exitedByItself).toBe(true);
   });
 
-  // The main entry imports no Node built-in (the bundle for platform 'browser' would not build otherwise), so workerd
-  // loads it without `nodejs_compat`, and neither runtime has `process` to lend it.
-  it('loads the package with no Node compatibility layer under it', () => {
+  // The main entry and the Redis store's import no Node built-in (the bundle for platform 'browser' would not build
+  // otherwise), so workerd loads them without `nodejs_compat`, and neither runtime has `process` to lend them.
+  it('loads the package and its Redis store with no Node compatibility layer under them', () => {
     expect(report.answer.globals.process).toBe('undefined');
+    expect(report.answer.globals.RedisTokenStore).toBe('function');
     if (kind === 'workerd') {
       expect(report.compatibilityFlags).toEqual([]);
       expect(report.answer.globals.userAgent).toBe('Cloudflare-Workers');

@@ -5,7 +5,6 @@
  *
  * @module axios-token-keeper/redis-store
  */
-import { randomUUID } from 'node:crypto';
 import { settle } from '../deadline.js';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
 import { parseAccountRecord } from '../account-record.js';
@@ -187,7 +186,8 @@ export class RedisTokenStore implements TokenStore {
    * `request.signal` then aborts stops waiting without the lock.
    */
   async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
-    const owner = randomUUID();
+    // WebCrypto's, global in Node 18 and later, Bun, Deno and the edge runtimes: no Node built-in in this module.
+    const owner = crypto.randomUUID();
     const release = () => this.command(this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]));
     this.lockWaits += 1;
     let fence: number;
