@@ -228,28 +228,4 @@ describe('the Redis store module on Workers and the edge runtime', () => {
     const code = new TextDecoder().decode(bundled.outputFiles[0]!.contents);
     expect(code).not.toMatch(/\bBuffer\b|\bprocess\./);
   });
-
-  it('names each hold of the lock from random digits and the time where the runtime has no global crypto (Node 18)', async () => {
-    const saved = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
-    Reflect.deleteProperty(globalThis, 'crypto');
-    try {
-      expect((globalThis as { crypto?: unknown }).crypto).toBeUndefined();
-      const [first, second] = [0, 1].map(() => new RedisTokenStore(upstash(), { prefix, pollMs: 10 }));
-      const held = await first!.lock();
-      const owner = await redis().get(key('lock'));
-      expect(owner).toMatch(/^[0-9a-z]+-[0-9a-z]+-[0-9a-z]+$/);
-      let granted = false;
-      const waiting = second!.lock().then((lock) => {
-        granted = true;
-        return lock;
-      });
-      await held.release();
-      const next = await waiting;
-      expect(granted).toBe(true);
-      expect(await redis().get(key('lock'))).not.toBe(owner);
-      await next.release();
-    } finally {
-      if (saved) Object.defineProperty(globalThis, 'crypto', saved);
-    }
-  });
 });

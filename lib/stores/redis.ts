@@ -200,7 +200,8 @@ export class RedisTokenStore implements TokenStore {
    */
   async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
     this.callBoundMs = request?.tryTimeoutMs ?? this.callBoundMs;
-    const owner = lockOwner();
+    // WebCrypto's, global in Node 18 and later, Bun, Deno and the edge runtimes: no Node built-in in this module.
+    const owner = crypto.randomUUID();
     const release = () => this.command(this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]));
     this.lockWaits += 1;
     let fence: number;
@@ -369,15 +370,4 @@ interface AccountStoreOptions extends RedisTokenStoreOptions {
 /** An integer reply, whether the client gave it as a number or as a string (ioredis' `stringNumbers`). */
 function integer(reply: RedisReply | undefined): number {
   return typeof reply === 'number' ? reply : Number(reply);
-}
-
-/**
- * A name for one hold of the lock, unique across processes: WebCrypto's UUID where the runtime has it (Node 19+, Bun,
- * Deno, workerd, edge-runtime), so that the module needs no Node built-in; on Node 18, which has no global `crypto`,
- * random digits and the time. It guards against a release by the wrong holder, not against an attacker.
- */
-function lockOwner(): string {
-  const webCrypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
-  if (typeof webCrypto?.randomUUID === 'function') return webCrypto.randomUUID();
-  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}-${Math.random().toString(36).slice(2)}`;
 }
