@@ -1,6 +1,6 @@
 // A Cloudflare Worker whose isolates share the account's pair through Upstash's REST Redis (Workers cannot open a TCP
-// connection to Redis): axios with its `fetch` adapter, and no `nodejs_compat` flag needed for the plugin. It is not
-// a script: workerd imports it (`wrangler deploy`). Its bindings (`env`): API_URL, API_USERNAME, API_PASSWORD (a
+// connection to Redis): axios with its `fetch` adapter, and no `nodejs_compat` flag needed for the plugin. It is
+// not a script: workerd imports it (`wrangler deploy`). Its bindings (`env`): API_URL, API_USERNAME, API_PASSWORD (a
 // secret), UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (a secret).
 import axios from 'axios';
 import type { AxiosInstance } from 'axios';
