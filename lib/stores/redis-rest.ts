@@ -10,13 +10,19 @@ export interface UpstashClientLike {
    * A script the client runs by `EVALSHA`, sending it again by `EVAL` when Redis does not know it yet (`NOSCRIPT`):
    * one command per run once loaded, the script's text sent once per Redis.
    */
-  createScript(script: string): { exec(keys: string[], args: string[]): Promise<unknown> };
+  createScript(script: string): UpstashScriptLike;
   /** `EVALSHA`, which the scripts use. */
   evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown>;
   /** `GET`; the client parses JSON it finds there unless made with `automaticDeserialization: false`. */
   get(key: string): Promise<unknown>;
   /** `pipeline()`: what tells a client (which runs commands) from one of its pipelines (which queues them). */
   pipeline(): unknown;
+}
+
+/** A script of an `@upstash/redis` client, as `createScript()` makes it. */
+export interface UpstashScriptLike {
+  /** Runs the script with its keys and arguments: `EVALSHA`, then `EVAL` once when Redis answers `NOSCRIPT`. */
+  exec(keys: string[], args: string[]): Promise<unknown>;
 }
 
 /** The fields an `@upstash/redis` client is told apart by (all read, none called, before it is accepted). */

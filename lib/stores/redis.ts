@@ -40,6 +40,8 @@ export type {
   RedisClientLike,
   RedisSubscriberLike,
 } from './redis-clients.js';
+/** The REST client of serverless and edge platforms, @upstash/redis, as its shape: it is not imported either. */
+export type { UpstashClientLike, UpstashScriptLike } from './redis-rest.js';
 
 /** How far apart the processes that heard one release try the lock: far more than a read of the pair takes. */
 const RELEASE_SPREAD_MS = 50;
