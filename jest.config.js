@@ -1,3 +1,10 @@
+const { join } = require('node:path');
+
+// AXIOS_PACKAGE=DIR runs the tests on the axios package in DIR instead of the repository's own (the newest): `npm run
+// test:axios-range` points it at node_modules/axios-oldest, the oldest axios of the peer range. Every import of
+// 'axios', the plugin's, the tests' and their dependencies', gets that one copy, as in an app with one axios.
+const axiosPackage = process.env.AXIOS_PACKAGE;
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
@@ -14,6 +21,7 @@ module.exports = {
     '^axios-token-keeper/browser-store$': '<rootDir>/lib/stores/browser.ts',
     '^axios-token-keeper/presets$': '<rootDir>/lib/presets.ts',
     '^axios-token-keeper/otel$': '<rootDir>/lib/otel.ts',
+    ...(axiosPackage ? { '^axios$': join(axiosPackage, 'dist', 'node', 'axios.cjs') } : {}),
   },
   testTimeout: 20000,
   // Records every error, event payload and console line of each test file and fails the file if a test secret is in one.

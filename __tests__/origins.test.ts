@@ -254,12 +254,21 @@ describe('skipAuth', () => {
   });
 });
 
-describe('allowAbsoluteUrls: false', () => {
+// The option came in axios 1.8.0, and its Node adapter honours it from 1.8.2: before, the request goes to the absolute
+// URL whatever the option says, and the origin check judges it by that URL, so the token stays home.
+const honoured = /^1\.(8\.[2-9]|8\.\d\d|(9|\d\d)\.)/.test(axios.VERSION);
+
+describe(`allowAbsoluteUrls: false (axios ${axios.VERSION}${honoured ? '' : ', which ignores it'})`, () => {
   it('keeps an absolute URL under baseURL, where it carries the token, and nothing reaches the other host', async () => {
     const { service, api } = rig();
     api.defaults.allowAbsoluteUrls = false;
     const third = watchedHost(THIRD);
 
+    if (!honoured) {
+      await expect(api.get(`${THIRD}/steal`)).rejects.toMatchObject({ response: { status: 401 } });
+      expect(third).toEqual([undefined]);
+      return;
+    }
     const response = await api.get<{ path: string }>(`${THIRD}/steal`);
 
     expect(response.status).toBe(200);
@@ -274,6 +283,13 @@ describe('allowAbsoluteUrls: false', () => {
     const { service, api } = rig();
     const third = watchedHost(THIRD);
 
+    if (!honoured) {
+      await expect(api.get(`${THIRD}/steal`, { allowAbsoluteUrls: false })).rejects.toMatchObject({
+        response: { status: 401 },
+      });
+      expect(third).toEqual([undefined]);
+      return;
+    }
     const response = await api.get<{ path: string }>(`${THIRD}/steal`, { allowAbsoluteUrls: false });
 
     expect(response.data.path).toBe('/https://third.test/steal');

@@ -264,14 +264,17 @@ describe('RedisTokenStore: the clients it refuses, saying what to pass instead',
     ['a URL', 'redis://127.0.0.1:6379', 'got a string (a URL?)'],
     ['a store', new Map(), 'got an object of class Map'],
     ['a client with only get()', { get: () => Promise.resolve(null) }, 'got a plain object'],
-  ])('refuses %s as the client, asking for an ioredis or a connected node-redis client', (_what, client, got) => {
-    expect(make(client)).toThrow(TypeError);
-    expect(make(client)).toThrow(
-      'RedisTokenStore: the first argument must be an ioredis `Redis` or `Cluster` (`new Redis(url)`), or a ' +
-        'node-redis client, cluster or sentinel, connected (`const client = createClient({ url }); await client.connect()`); ' +
-        `${got}.`,
-    );
-  });
+  ])(
+    'refuses %s as the client, asking for an ioredis, a connected node-redis or an @upstash/redis client',
+    (_what, client, got) => {
+      expect(make(client)).toThrow(TypeError);
+      expect(make(client)).toThrow(
+        'RedisTokenStore: the first argument must be an ioredis `Redis` or `Cluster` (`new Redis(url)`), a ' +
+          'node-redis client, cluster or sentinel, connected (`const client = createClient({ url }); ' +
+          `await client.connect()\`), or an @upstash/redis client (\`new Redis({ url, token })\`); ${got}.`,
+      );
+    },
+  );
 
   it.each([
     ['a node-redis 4 client', () => createClient4({ url: server().url })],

@@ -109,7 +109,8 @@ describe('a replay keeps the request as sent', () => {
     expect(transforms).toHaveBeenCalledTimes(1);
     expect(replay?.method).toBe('POST');
     expect(replay?.path).toBe(first?.path);
-    expect(replay?.path).toBe('/orders?site=north&tag%5B%5D=a&tag%5B%5D=b');
+    // axios spells the brackets `%5B%5D` since 1.12, `[]` before: the same query, and the replay's is the first's.
+    expect(decodeURIComponent(replay!.path)).toBe('/orders?site=north&tag[]=a&tag[]=b');
     expect(replay?.body).toBe('{"item":"pallet","qty":3,"note":"a \\"quoted\\" word"}');
     expect(replay?.body).toBe(first?.body);
     expect(replay?.headers['x-request-id']).toBe('r-42');

@@ -7,9 +7,11 @@ import { startEmulator } from '../lib/emulator/index.js';
 import type { EmulatorOptions, TokenServiceEmulator } from '../lib/emulator/index.js';
 
 // The runtime matrix: the packed package, used as a consumer project uses it, on each runtime of
-// scripts/runtimes.mjs (Node 18, 20 and 22, Bun, Deno, at pinned versions from the npm registry). Per runtime: the
-// package test's consumer fixtures, and the scenarios of fixtures/runtimes/scenarios.mjs against emulators that run
-// here, in jest's process, so that the counts asserted are the service's own.
+// scripts/runtimes.mjs (Node 18, 20 and 22, Bun, Deno, workerd and Vercel's edge-runtime, at pinned versions from the
+// npm registry). Per runtime: the scenarios of fixtures/runtimes/scenario-runner.mjs against emulators that run here,
+// in jest's process, so that the counts asserted are the service's own; on Node, Bun and Deno the package test's
+// consumer fixtures too; on the edge runtimes, a module worker (fixtures/runtimes/worker.mjs) bundled for each with
+// axios, on axios' fetch adapter, reaching the emulators with fetch.
 
 const root = join(__dirname, '..');
 const runtimesScript = join(root, 'scripts', 'runtimes.mjs');
@@ -17,8 +19,12 @@ const fixtures = join(__dirname, 'fixtures');
 
 interface Runtime {
   name: string;
-  kind: 'node' | 'bun' | 'deno';
+  kind: 'node' | 'bun' | 'deno' | 'workerd' | 'edge-runtime';
   version: string;
+  /** How the tests name it: its kind and version, and the package that runs it when that is another one. */
+  label: string;
+  /** An edge runtime, which runs a module worker (scripts/run-worker.mjs), not a script. */
+  worker: boolean;
   /** The binary and the arguments before the file it runs. */
   command: string[];
   env: Record<string, string>;
@@ -27,7 +33,7 @@ interface Runtime {
 /** The runtimes, read from the script without installing anything, so that each one names its tests. */
 const RUNTIMES = JSON.parse(execFileSync(process.execPath, [runtimesScript, 'list'], { encoding: 'utf8' })) as Pick<
   Runtime,
-  'name' | 'kind' | 'version'
+  'name' | 'kind' | 'version' | 'label' | 'worker'
 >[];
 
 let project: string;
@@ -246,8 +252,10 @@ const FIXTURE_OUTPUTS: Record<string, unknown> = {
   'stores.mjs': { file: 'function', redis: 'function', browser: 'function' },
 };
 
-describe.each(RUNTIMES)('$kind $version', ({ name, kind, version }) => {
-  const runtime = () => installed.find((candidate) => candidate.name === name)!;
+const runtimeNamed = (name: string) => installed.find((candidate) => candidate.name === name)!;
+
+describe.each(RUNTIMES.filter((runtime) => !runtime.worker))('$label', ({ name, kind, version }) => {
+  const runtime = () => runtimeNamed(name);
   let run: Run;
   let report: { runtime: string; scenarios: Record<string, Outcome> };
   const services = new Map<string, TokenServiceEmulator>();
@@ -283,4 +291,79 @@ describe.each(RUNTIMES)('$kind $version', ({ name, kind, version }) => {
     },
     60_000,
   );
+});
+
+/**
+ * What the edge runtimes run: the scenarios an edge function meets, a burst, an expiry, rotation and a refused refresh.
+ * The abort and timeouts scenarios stay with Node, Bun and Deno: they are about time, and workerd's clock stands still
+ * between I/O. A scenario that needs more than the control server (a shared store's address) says what in `bindings`,
+ * started before the worker and given to it as its `env`; `stop` ends what `bindings` started.
+ */
+interface EdgeScenario {
+  bindings?: () => Promise<Record<string, string>>;
+  stop?: () => Promise<void>;
+}
+const EDGE_SCENARIOS: Record<string, EdgeScenario> = {
+  'first use': {},
+  'expiry burst': {},
+  rotation: {},
+  'refused refresh': {},
+};
+
+/** What scripts/run-worker.mjs prints: the runtime that ran the worker and the worker's answer. */
+interface WorkerReport {
+  runtime: string;
+  compatibilityFlags?: string[];
+  answer: {
+    globals: { process: string; EdgeRuntime: string; userAgent?: string; RedisTokenStore: string };
+    scenarios: Record<string, Outcome>;
+  };
+}
+
+describe.each(RUNTIMES.filter((runtime) => runtime.worker))('$label', ({ name, kind, label }) => {
+  let run: Run;
+  let report: WorkerReport;
+  const services = new Map<string, TokenServiceEmulator>();
+  const names = Object.keys(EDGE_SCENARIOS);
+
+  beforeAll(async () => {
+    const control = await controlServer(services);
+    const scenarios = Object.values(EDGE_SCENARIOS);
+    try {
+      const bindings: Record<string, string> = {};
+      for (const scenario of scenarios) if (scenario.bindings) Object.assign(bindings, await scenario.bindings());
+      const query = new URLSearchParams([['control', control.url], ...names.map((scenario) => ['scenario', scenario])]);
+      run = await runIn(runtimeNamed(name), 'worker.mjs', [`/?${query}`, JSON.stringify(bindings)]);
+      report = run.output as WorkerReport;
+    } finally {
+      await control.close();
+      await Promise.all([...services.values()].map((emulator) => emulator.close()));
+      for (const scenario of scenarios) await scenario.stop?.();
+    }
+  }, 60_000);
+
+  it(`runs the scenarios in ${label}, as a module worker bundled with axios, and ends by itself`, () => {
+    expect(report.runtime).toMatch(new RegExp(`^${kind} \\d`));
+    expect(Object.keys(report.answer.scenarios)).toEqual(names);
+    expect(run.exitedByItself).toBe(true);
+  });
+
+  // The main entry and the Redis store's import no Node built-in (the bundle for platform 'browser' would not build
+  // otherwise), so workerd loads them without `nodejs_compat`, and neither runtime has `process` to lend them.
+  it('loads the package and its Redis store with no Node compatibility layer under them', () => {
+    expect(report.answer.globals.process).toBe('undefined');
+    expect(report.answer.globals.RedisTokenStore).toBe('function');
+    if (kind === 'workerd') {
+      expect(report.compatibilityFlags).toEqual([]);
+      expect(report.answer.globals.userAgent).toBe('Cloudflare-Workers');
+    } else {
+      expect(report.answer.globals.EdgeRuntime).toBe('string');
+    }
+  });
+
+  it.each(names)('%s, on the fetch adapter', (scenario) => {
+    const outcome = report.answer.scenarios[scenario]!;
+    expect(outcome.error).toBeUndefined();
+    SCENARIOS[scenario]!.check(outcome, services.get(scenario)!);
+  });
 });

@@ -33,6 +33,8 @@
 //   npm run bench:fleet -- --holders         10, 100 and 1,000 holders in 10 processes, on one redis-server and a
 //                                            Cluster of 3 masters: Redis' cost per holder per expiry (fleet-holders.ts)
 //   npm run bench:fleet -- --holders 1000    1,000 only
+//   npm run bench:fleet -- --serverless      the serverless row alone (fleet-serverless.ts), which every default run
+//                                            ends with: cold starts on @upstash/redis, REST commands per request/expiry
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +47,7 @@ import { countCommands, startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
 import { holdersBenchmark } from './fleet-holders.js';
 import { trouble } from './fleet-trouble.js';
+import { serverless } from './fleet-serverless.js';
 import { markdownTable } from './report.js';
 import { percentile, round } from './stats.js';
 
@@ -78,6 +81,7 @@ const { values } = parseArgs({
     together: { type: 'string' },
     trouble: { type: 'string' },
     holders: { type: 'string' },
+    serverless: { type: 'boolean', default: false },
   },
 });
 
@@ -404,6 +408,7 @@ async function main(): Promise<void> {
       machine,
       standard: values.holders === HOLDERS_SIZES && !values.expiries && !process.argv.includes('--processes'),
     });
+  if (values.serverless) return void (await serverless(machine));
   console.log(
     `Fleet benchmark: ${processes} processes × ${requests} concurrent requests, ${expiries} expiries per store; ${machine}`,
   );
@@ -437,6 +442,7 @@ async function main(): Promise<void> {
     );
     process.exitCode = 1;
   }
+  await serverless(machine);
 }
 
 main().catch((error: unknown) => {

@@ -1,6 +1,7 @@
 import { getAdapter, isAxiosError } from 'axios';
 import type { AxiosAdapter, AxiosInstance, AxiosRequestConfig, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import { sendWithin, startDeadline } from './abort.js';
+import { axiosVersionProblem } from './axios-version.js';
 import type { Account, Ticket } from './account.js';
 import type { PairInUse } from './account-state.js';
 import { accountNameProblem, Accounts } from './accounts.js';
@@ -39,6 +40,9 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
       'attachTokenAuth: the first argument must be an axios instance, e.g. axios.create({ baseURL }).',
     );
   }
+  const problem = axiosVersionProblem(instance);
+  if (problem !== undefined)
+    throw new TypeError(`attachTokenAuth: ${problem}; install one in that range (\`npm install axios@1\`).`);
   if (target[ATTACHED]) {
     throw new Error(
       'attachTokenAuth: this axios instance already has token auth attached. Call `eject()` on the first handle before attaching again.',

@@ -1,4 +1,5 @@
 import type { AxiosRequestConfig } from 'axios';
+import { HONOURS_ALLOW_ABSOLUTE_URLS } from './axios-version.js';
 
 const ABSOLUTE = /^([a-z][a-z\d+\-.]*:)?\/\//i;
 
@@ -21,7 +22,7 @@ export function originOf(url: string | undefined): string | undefined {
 export function requestURL(config: AxiosRequestConfig): string | undefined {
   const url = config.url ?? '';
   const base = config.baseURL;
-  if (base && (!ABSOLUTE.test(url) || config.allowAbsoluteUrls === false)) {
+  if (base && (!ABSOLUTE.test(url) || (config.allowAbsoluteUrls === false && HONOURS_ALLOW_ABSOLUTE_URLS))) {
     return url ? `${base.replace(/\/?\/$/, '')}/${url.replace(/^\/+/, '')}` : base;
   }
   return url;

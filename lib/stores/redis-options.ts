@@ -20,6 +20,7 @@ export interface RedisTokenStoreOptions extends LeaseOptions {
    * as soon as it is written, and waiters for the lock wake when it is released instead of polling. With ioredis
    * `redis.duplicate()`; with node-redis `client.duplicate()`, connected, or the cluster itself with
    * `createCluster()` (it subscribes through a connection of its own). The named accounts' stores listen on it too.
+   * None with @upstash/redis, whose REST protocol has no pub/sub.
    * The store never closes it; `close()` stops listening.
    * @default none: waiters poll every `pollMs`, and processes learn of a new pair from their next 401
    */

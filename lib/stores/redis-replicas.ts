@@ -62,7 +62,8 @@ export class ReplicaWaits {
  * find which node of a cluster client serves it.
  */
 export function keySlot(key: string): number {
-  const bytes = Buffer.from(key, 'utf8');
+  // TextEncoder, not Buffer: the store's module runs where Node's built-ins are not (Workers, the edge runtime).
+  const bytes = new TextEncoder().encode(key);
   const open = bytes.indexOf(0x7b);
   const close = open === -1 ? -1 : bytes.indexOf(0x7d, open + 1);
   const hashed = close > open + 1 ? bytes.subarray(open + 1, close) : bytes;

@@ -1,11 +1,11 @@
 /**
- * {@link RedisTokenStore}: one token pair shared by processes on any number of hosts, through one Redis. Node only;
- * bring your own client: ioredis (5, 6; `Redis` or `Cluster`) or node-redis (4, 5, 6; `createClient()` or
- * `createCluster()`), as it is.
+ * {@link RedisTokenStore}: one token pair shared by processes on any number of hosts, through one Redis. Bring your own
+ * client: ioredis (5, 6; `Redis` or `Cluster`) or node-redis (4, 5, 6; `createClient()` or `createCluster()`) on Node,
+ * or @upstash/redis (`new Redis({ url, token })`, over HTTPS) anywhere, Cloudflare Workers and Vercel's edge runtime
+ * included: the module imports no Node built-in.
  *
  * @module axios-token-keeper/redis-store
  */
-import { randomUUID } from 'node:crypto';
 import { settle } from '../deadline.js';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
 import { parseAccountRecord } from '../account-record.js';
@@ -46,6 +46,8 @@ export type {
   RedisClientLike,
   RedisSubscriberLike,
 } from './redis-clients.js';
+/** The REST client of serverless and edge platforms, @upstash/redis, as its shape: it is not imported either. */
+export type { UpstashClientLike, UpstashScriptLike } from './redis-rest.js';
 
 /** How far apart the processes that heard one release try the lock: far more than a read of the pair takes. */
 const RELEASE_SPREAD_MS = 50;
@@ -55,8 +57,11 @@ const RELEASE_SPREAD_MS = 50;
  * process renews at a time under a lock (`SET NX PX`, a fence one past both the last grant and the stored record's,
  * compare-and-delete release), and the others take its pair without calling the service. Takes your client as it
  * is: ioredis 5 or 6 (`Redis`, `Cluster`) or node-redis 4, 5 or 6 (`createClient()`, `createCluster()`), RESP2 or
- * RESP3; both stay optional peers. A client it cannot use is refused at construction (see the constructor). One store
- * keeps any number of accounts ({@link RedisTokenStore.forAccount}), on its two connections.
+ * RESP3; both stay optional peers. Or @upstash/redis (`new Redis({ url, token })`), the REST client of serverless and
+ * edge platforms: each command an HTTPS request, no pub/sub, so a holder reads the pair where it would renew and polls
+ * the lock while another renews (docs/stores.md counts the commands). A client it cannot use is refused at
+ * construction (see the constructor). One store keeps any number of accounts ({@link RedisTokenStore.forAccount}), on
+ * its two connections.
  *
  * @example
  * import Redis from 'ioredis';
@@ -73,6 +78,12 @@ const RELEASE_SPREAD_MS = 50;
  * const subscriber = client.duplicate();
  * await subscriber.connect();
  * const store = new RedisTokenStore(client, { prefix: 'tokens:orders-service', subscriber });
+ * attachTokenAuth(api, { credentials, store });
+ *
+ * @example
+ * import { Redis } from '@upstash/redis';
+ * import { RedisTokenStore } from 'axios-token-keeper/redis-store';
+ * const store = new RedisTokenStore(Redis.fromEnv(), { prefix: 'tokens:orders-service' });
  * attachTokenAuth(api, { credentials, store });
  */
 export class RedisTokenStore implements TokenStore {
@@ -103,11 +114,12 @@ export class RedisTokenStore implements TokenStore {
   #noticing: Promise<void> = Promise.resolve();
 
   /**
-   * @param client An ioredis `Redis` or `Cluster` (5 or 6), or a node-redis client or cluster (4, 5 or 6) on which
-   * `connect()` was called. The store never closes it.
+   * @param client An ioredis `Redis` or `Cluster` (5 or 6), a node-redis client or cluster (4, 5 or 6) on which
+   * `connect()` was called, or an @upstash/redis client. The store never closes it.
    * @param options `prefix` (required, one per account), an optional `subscriber` connection, and the timings.
    * @throws TypeError, saying what to pass instead, when `client` is no Redis client, a node-redis client that is not
-   * open or in `legacyMode`, a closed ioredis connection or a connection in subscriber mode; when `subscriber` is no
+   * open or in `legacyMode`, a closed ioredis connection, a connection in subscriber mode, or an @upstash/redis
+   * pipeline or one without scripts; when `subscriber` is given with an @upstash/redis client, or is no
    * Redis connection, one that is not open or closed, or `client` itself (but for a node-redis cluster); when
    * `prefix` is missing, or an option is out of range; when `encryption` is not an object of `keys` (at least one, each
    * an id and a secret of 32 bytes, ids not repeated) or of `seal` and `unseal`, naming what to fix.
@@ -217,7 +229,8 @@ export class RedisTokenStore implements TokenStore {
    */
   async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
     this.callBoundMs = request?.tryTimeoutMs ?? this.callBoundMs;
-    const owner = randomUUID();
+    // WebCrypto's, global in Node 18 and later, Bun, Deno and the edge runtimes: no Node built-in in this module.
+    const owner = crypto.randomUUID();
     const release = () => this.command(this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]));
     this.lockWaits += 1;
     let fence: number;
