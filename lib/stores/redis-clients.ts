@@ -22,7 +22,12 @@ export interface IoredisClientLike {
   /** Any command, on this connection: `INFO` and `WAIT` after a write, where the connection that took it is this one. */
   call?(command: string, ...args: string[]): Promise<unknown>;
   /** The socket of a `Redis`: the address of the server it reached (through Sentinel, the master of the moment). */
-  readonly stream?: { readonly remoteAddress?: string | undefined; readonly remotePort?: number | undefined };
+  readonly stream?: {
+    /** The server's address. */
+    readonly remoteAddress?: string | undefined;
+    /** The server's port. */
+    readonly remotePort?: number | undefined;
+  };
   /** A `Cluster`'s connections to its nodes: the master that took a write is asked for its replicas, and waits. */
   nodes?(role: 'all'): IoredisNodeLike[];
   /** A `Cluster`'s table of the nodes (`host:port`) that serve each slot, the master first. */
@@ -31,8 +36,15 @@ export interface IoredisClientLike {
 
 /** An ioredis `Cluster`'s connection to one node. */
 export interface IoredisNodeLike {
+  /** Sends one command to this node (`INFO replication`, `WAIT`). */
   call(command: string, ...args: string[]): Promise<unknown>;
-  readonly options: { readonly host?: string | undefined; readonly port?: number | undefined };
+  /** Where the node is, as the Cluster reached it. */
+  readonly options: {
+    /** The node's host. */
+    readonly host?: string | undefined;
+    /** The node's port. */
+    readonly port?: number | undefined;
+  };
 }
 
 /** A node-redis client (node-redis 4, 5 or 6, RESP2 or RESP3), connected (`await client.connect()`). */
@@ -58,7 +70,12 @@ export interface NodeRedisClusterLike {
   /** Whether `connect()` was called and the cluster not closed since: a cluster that is not open is refused. */
   readonly isOpen: boolean;
   /** The master of a slot: its address names the node that took a write. */
-  getSlotMaster?(slot: number): { readonly address?: string } | undefined;
+  getSlotMaster?(slot: number):
+    | {
+        /** The master's address (host and port). */
+        readonly address?: string;
+      }
+    | undefined;
 }
 
 /**
@@ -72,7 +89,14 @@ export interface NodeRedisSentinelLike {
   /** Lends one connection to the master for several commands: a write and the wait for its replica go on one. */
   use<T>(run: (lease: NodeRedisSentinelLease) => Promise<T>): Promise<T>;
   /** The master of the moment, which names the node that took a write. */
-  getMasterNode(): { readonly host: string; readonly port: number } | undefined;
+  getMasterNode():
+    | {
+        /** The master's host. */
+        readonly host: string;
+        /** The master's port. */
+        readonly port: number;
+      }
+    | undefined;
   /** The sentinel it asks: how it is told from a node-redis client. */
   getSentinelNode(): unknown;
   /** Whether `connect()` was called and the sentinel not closed since: a sentinel that is not open is refused. */
@@ -81,6 +105,7 @@ export interface NodeRedisSentinelLike {
 
 /** One connection to the master that a node-redis sentinel lends (`sentinel.use()`). */
 export interface NodeRedisSentinelLease {
+  /** Sends one command on the leased connection. */
   sendCommand(isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
 }
 

@@ -38,10 +38,13 @@ export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } 
 /** The clients the store takes, as their shapes: neither ioredis nor node-redis is imported. */
 export type {
   IoredisClientLike,
+  IoredisNodeLike,
   IoredisSubscriberLike,
   NodeRedisClientLike,
   NodeRedisClusterLike,
   NodeRedisListener,
+  NodeRedisSentinelLease,
+  NodeRedisSentinelLike,
   NodeRedisSubscriberLike,
   RedisClientLike,
   RedisSubscriberLike,
