@@ -273,3 +273,8 @@ function reply(value: unknown): RedisReply {
   if (typeof value === 'bigint') return Number(value);
   return text(value);
 }
+
+/** An integer reply, whether the client gave it as a number or as a string (ioredis' `stringNumbers`). */
+export function integer(reply: RedisReply | undefined): number {
+  return typeof reply === 'number' ? reply : Number(reply);
+}

@@ -90,3 +90,44 @@ export class RedisChannels {
     return channel.queue.then(() => channel.subscribed);
   }
 }
+
+/**
+ * One store's subscription to its channel, on the channels it shares with its parent and siblings: taken once, given
+ * back with `unlisten()`. Until Redis confirms it, or without a subscriber, the store's lock waiters poll.
+ */
+export class ChannelListening {
+  /** Set while listening, from the SUBSCRIBE sent. */
+  private listening: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly channels: RedisChannels | undefined,
+    private readonly name: string,
+    private readonly onMessage: (message: string) => void,
+  ) {}
+
+  /** Listens once; resolves once Redis has answered the SUBSCRIBE, at once without a subscriber. */
+  listen(): Promise<unknown> {
+    const channels = this.channels;
+    if (!channels) return Promise.resolve();
+    if (!this.listening) {
+      const listening: Promise<void> = channels.add(this.name, this.onMessage).then((subscribed) => {
+        // Pub/sub only saves waiting; without it, polling and the re-read under the lock keep things right. The
+        // next listen() tries again.
+        if (!subscribed && this.listening === listening) void this.unlisten();
+      });
+      this.listening = listening;
+    }
+    return this.listening;
+  }
+
+  unlisten(): Promise<void> {
+    if (!this.listening || !this.channels) return Promise.resolve();
+    this.listening = undefined;
+    return this.channels.remove(this.name, this.onMessage);
+  }
+
+  /** Listening, and Redis confirmed it: the store's waiters hear of releases. */
+  get hears(): boolean {
+    return this.listening !== undefined && this.channels?.subscribed(this.name) === true;
+  }
+}

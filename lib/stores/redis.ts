@@ -16,11 +16,11 @@ import type { Attempt } from './lease.js';
 import { shown } from './options.js';
 import { resolveRedisOptions } from './redis-options.js';
 import type { RedisTokenStoreOptions, ResolvedRedisOptions } from './redis-options.js';
-import { commandsOf, subscriptionOf } from './redis-adapters.js';
+import { commandsOf, integer, subscriptionOf } from './redis-adapters.js';
 import { EXTEND, LOCK, RELEASE, WRITE, WRITE_ACCOUNT } from './redis-scripts.js';
-import { RedisChannels } from './redis-channels.js';
+import { ChannelListening, RedisChannels } from './redis-channels.js';
 import { checkAccountName, escapeAccountName } from './account-key.js';
-import type { RedisCommands, RedisReply } from './redis-adapters.js';
+import type { RedisCommands } from './redis-adapters.js';
 import type { RedisClientLike } from './redis-clients.js';
 import { SealedRecords } from './sealing.js';
 import type { PairSealer } from './sealing.js';
@@ -104,8 +104,8 @@ export class RedisTokenStore implements TokenStore {
   private readonly named: boolean;
   private readonly announcer = new Announcer();
   private readonly wakeup = new Wakeup();
-  /** Set while this store listens to its channel, from the SUBSCRIBE sent. */
-  private listening: Promise<unknown> | undefined;
+  /** This store's subscription to its channel. */
+  private readonly listening: ChannelListening;
   /** The lock waits under way, which listen for releases. */
   private lockWaits = 0;
   /** How long the plugin lets one store call take (its `storeTimeoutMs`), as its lock requests say. */
@@ -143,6 +143,7 @@ export class RedisTokenStore implements TokenStore {
     const key = (name: string) => `{${this.tag}}${this.named ? '#' : ':'}${name}`;
     this.keys = { pair: key('pair'), lock: key('lock'), fence: key('fence'), account: key('account') };
     this.channel = key('changed');
+    this.listening = new ChannelListening(this.channels, this.channel, this.onMessage);
     this.#records = new SealedRecords<TokenPair>(
       parent ? parent.sealer : sealerOf('RedisTokenStore', encryption),
       this.keys.pair,
@@ -246,7 +247,7 @@ export class RedisTokenStore implements TokenStore {
         wakeup: this.wakeup,
         what: `The Redis lock ${this.keys.lock}`,
         abandon: release,
-        hearsReleases: () => this.listening !== undefined && this.channels?.subscribed(this.channel) === true,
+        hearsReleases: () => this.listening.hears,
       });
     } finally {
       this.lockWaits -= 1;
@@ -279,7 +280,7 @@ export class RedisTokenStore implements TokenStore {
    */
   async close(): Promise<void> {
     this.closed = true;
-    await this.unlisten();
+    await this.listening.unlisten();
     if (!this.named) await this.channels?.close();
   }
 
@@ -317,25 +318,9 @@ export class RedisTokenStore implements TokenStore {
     return Math.min(this.options.replicaWaitMs, this.callBoundMs / 2);
   }
 
-  /** Listens to the channel once; until Redis confirms it, or without a subscriber, waiters poll. */
+  /** Listens to the channel, unless the store is closed. */
   private listen(): Promise<unknown> {
-    const channels = this.channels;
-    if (!channels || this.closed) return Promise.resolve();
-    if (!this.listening) {
-      const listening: Promise<void> = channels.add(this.channel, this.onMessage).then((subscribed) => {
-        // Pub/sub only saves waiting; without it, polling and the re-read under the lock keep things right. The
-        // next listen() tries again.
-        if (!subscribed && this.listening === listening) void this.unlisten();
-      });
-      this.listening = listening;
-    }
-    return this.listening;
-  }
-
-  private unlisten(): Promise<void> {
-    if (!this.listening || !this.channels) return Promise.resolve();
-    this.listening = undefined;
-    return this.channels.remove(this.channel, this.onMessage);
+    return this.closed ? Promise.resolve() : this.listening.listen();
   }
 
   /**
@@ -343,7 +328,7 @@ export class RedisTokenStore implements TokenStore {
    * the account, and will never close it. The store the user made listens until `close()`.
    */
   private unlistenWhenUnheard(): void {
-    if (this.named && this.announcer.size === 0 && this.lockWaits === 0) void this.unlisten();
+    if (this.named && this.announcer.size === 0 && this.lockWaits === 0) void this.listening.unlisten();
   }
 
   /**
@@ -406,9 +391,4 @@ interface AccountStoreOptions extends RedisTokenStoreOptions {
     tag: string;
     sealer: PairSealer | undefined;
   };
-}
-
-/** An integer reply, whether the client gave it as a number or as a string (ioredis' `stringNumbers`). */
-function integer(reply: RedisReply | undefined): number {
-  return typeof reply === 'number' ? reply : Number(reply);
 }

@@ -113,7 +113,7 @@ export function checkEncryption(store: string, value: unknown, cryptoKeys: boole
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     fail(
       '',
-      `must be an object, such as { keys: [{ id: 'k1', secret: process.env.TOKEN_KEY }] }; got ${kindOf(value)}.`,
+      `must be an object, such as { keys: [{ id: 'k1', secret: '<32 random bytes in Base64>' }] }; got ${kindOf(value)}.`,
     );
   const given = value as Record<string, unknown>;
   const unknown = Object.keys(given).find((name) => !NAMES.includes(name));
