@@ -25,6 +25,7 @@ import type { RedisClientLike } from './redis-clients.js';
 import { SealedRecords } from './sealing.js';
 import type { PairSealer } from './sealing.js';
 import { sealerOf } from './platform-sealing.js';
+import { webCrypto } from './web-crypto.js';
 
 /** The lock's lease options, which this store's options extend. */
 export type { LeaseOptions } from './lease.js';
@@ -233,8 +234,8 @@ export class RedisTokenStore implements TokenStore {
    */
   async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
     this.callBoundMs = request?.tryTimeoutMs ?? this.callBoundMs;
-    // WebCrypto's, global in Node 18 and later, Bun, Deno and the edge runtimes: no Node built-in in this module.
-    const owner = crypto.randomUUID();
+    // WebCrypto's: global in Node 20 and later, Bun, Deno and the edge runtimes; node:crypto's on Node 18 (web-crypto.ts).
+    const owner = (await webCrypto()).randomUUID();
     const release = () => this.command(this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]));
     this.lockWaits += 1;
     let fence: number;
