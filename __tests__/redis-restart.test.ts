@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
-import { FleetPool, keepBursting, sumBursts } from '../harness/fleet.js';
-import type { BurstReply, Fleet, FleetEvent, FleetWorker, RedisClientSettings } from '../harness/fleet.js';
+import { FleetPool, keepBursting, keepEachBursting, sumBursts } from '../harness/fleet.js';
+import type { Fleet, FleetEvent, FleetWorker, RedisClientSettings } from '../harness/fleet.js';
 import { until } from './helpers/flow.js';
 import type { EmulatorOptions, TokenServiceEmulator } from '../lib/emulator/index.js';
 import { connect } from 'node:net';
@@ -20,25 +20,6 @@ const fleets = new FleetPool();
 afterEach(() => fleets.stopAll());
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/**
- * Keeps every worker bursting on its own, one burst after another, until `stop()`; unlike `keepBursting`, whose
- * rounds wait for the slowest worker, a worker whose requests wait for a renewal holds up no other.
- */
-function keepEachBursting(fleet: Fleet, n: number): { stop(): Promise<BurstReply[]> } {
-  let running = true;
-  const loops = fleet.workers.map(async (worker) => {
-    const replies: BurstReply[] = [];
-    while (running) replies.push(await worker.burst(n));
-    return replies;
-  });
-  return {
-    stop: async () => {
-      running = false;
-      return (await Promise.all(loops)).flat();
-    },
-  };
-}
 
 /** The pair's key as Redis holds it now, read on a connection of the test's own. */
 const read = (key: string): Promise<string | null> => withConnection(server().port, (client) => client.get(key));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
-import { FleetPool, sumBursts } from '../harness/fleet.js';
-import type { BurstReply, Fleet, FleetStoreConfig } from '../harness/fleet.js';
+import { FleetPool, keepEachBursting, sumBursts } from '../harness/fleet.js';
+import type { Fleet, FleetStoreConfig } from '../harness/fleet.js';
 import { countCommands, requireRedisServer, subscriptions, withConnection } from '../harness/redis-server.js';
 import { startRedisSentinel } from '../harness/redis-sentinel.js';
 import type { RedisSentinel } from '../harness/redis-sentinel.js';
@@ -63,22 +63,6 @@ function refreshTokensSent(service: TokenServiceEmulator): { calls: number; dist
 /** The pair's key as the node at `port` holds it (the master, or a replica: what a failover would promote). */
 const storedOn = (port: number, key: string): Promise<string | null> =>
   withConnection(port, (client) => client.get(key));
-
-/** Keeps every worker bursting on its own until `stop()`: one waiting for a renewal holds up no other. */
-function keepEachBursting(fleet: Fleet, n: number): { stop(): Promise<BurstReply[]> } {
-  let running = true;
-  const loops = fleet.workers.map(async (worker) => {
-    const replies: BurstReply[] = [];
-    while (running) replies.push(await worker.burst(n));
-    return replies;
-  });
-  return {
-    stop: async () => {
-      running = false;
-      return (await Promise.all(loops)).flat();
-    },
-  };
-}
 
 let sentinel: RedisSentinel | undefined;
 afterEach(async () => {

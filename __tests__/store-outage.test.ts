@@ -5,8 +5,8 @@
 // refresh token at the next expiry, and the fleet is one client again, on one pair, once Redis answers. Without
 // redis-server this file fails here, once, with the command that installs it.
 import { randomUUID } from 'node:crypto';
-import { FleetPool, sumBursts } from '../harness/fleet.js';
-import type { BurstReply, Fleet, FleetEvent, RedisClientSettings } from '../harness/fleet.js';
+import { FleetPool, keepEachBursting, sumBursts } from '../harness/fleet.js';
+import type { FleetEvent, RedisClientSettings } from '../harness/fleet.js';
 import { subscriptions, withConnection } from '../harness/redis-server.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
@@ -25,22 +25,6 @@ const FAIL_FAST: RedisClientSettings = { maxRetriesPerRequest: 1, maxReconnectDe
 /** Token calls and logins time out at 3 s; store calls, and each try at the lock, at a third of it. */
 const TOKEN_TIMEOUT_MS = 3_000;
 const OUTAGE_MS = 12_000;
-
-/** Keeps every worker bursting on its own until `stop()`: one waiting for a renewal holds up no other. */
-function keepEachBursting(fleet: Fleet, n: number): { stop(): Promise<BurstReply[]> } {
-  let running = true;
-  const loops = fleet.workers.map(async (worker) => {
-    const replies: BurstReply[] = [];
-    while (running) replies.push(await worker.burst(n));
-    return replies;
-  });
-  return {
-    stop: async () => {
-      running = false;
-      return (await Promise.all(loops)).flat();
-    },
-  };
-}
 
 /** The refresh tokens the token calls carried, in order. */
 function refreshTokensSent(service: TokenServiceEmulator): Array<string | undefined> {

@@ -615,6 +615,25 @@ export function keepBursting(fleet: Fleet, n: number): { stop(): Promise<BurstRe
   };
 }
 
+/**
+ * Keeps every worker bursting on its own, one burst of `n` after another, until `stop()`; unlike {@link keepBursting},
+ * whose rounds wait for the slowest worker, a worker whose requests wait for a renewal holds up no other.
+ */
+export function keepEachBursting(fleet: Fleet, n: number): { stop(): Promise<BurstReply[]> } {
+  let running = true;
+  const loops = fleet.workers.map(async (worker) => {
+    const replies: BurstReply[] = [];
+    while (running) replies.push(await worker.burst(n));
+    return replies;
+  });
+  return {
+    stop: async () => {
+      running = false;
+      return (await Promise.all(loops)).flat();
+    },
+  };
+}
+
 /** The replies of a burst (or of several) added up. */
 export function sumBursts(replies: readonly BurstReply[]): {
   ok: number;

@@ -20,7 +20,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Redis from 'ioredis';
-import { freePort, launchRedisServer, requireRedisServer, stopProcess, withConnection } from './redis-server.js';
+import { freePort, launchRedisServer, requireRedisServer, stopProcess, until, withConnection } from './redis-server.js';
 
 /** Where a node listens: what `new Redis.Cluster(nodes)` takes. */
 export interface ClusterNodeAddress {
@@ -249,14 +249,4 @@ function parseNodes(table: string): NodeEntry[] {
           }),
       };
     });
-}
-
-async function until(condition: () => Promise<boolean>, timeoutMs: number, message: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const met = await condition().catch(() => false);
-    if (met) return;
-    if (Date.now() > deadline) throw new Error(message());
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

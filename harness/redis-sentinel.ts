@@ -19,7 +19,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, launchRedisServer, startRedisServer, stopProcess, withConnection } from './redis-server.js';
+import { freePort, launchRedisServer, startRedisServer, stopProcess, until, withConnection } from './redis-server.js';
 import type { RedisServer } from './redis-server.js';
 import type Redis from 'ioredis';
 
@@ -234,15 +234,5 @@ async function startSentinel(
     } catch (error) {
       if (attempt === 3) throw error;
     }
-  }
-}
-
-async function until(condition: () => Promise<boolean>, timeoutMs: number, message: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const met = await condition().catch(() => false);
-    if (met) return;
-    if (Date.now() > deadline) throw new Error(message());
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -215,3 +215,18 @@ export async function countCommands<T>(
   const commands = [...byCommand.values()].reduce((sum, calls) => sum + calls, 0);
   return { result, commands, byCommand };
 }
+
+/** Resolves once `condition` holds (a failing check counts as not yet), checked every 50 ms; throws `message()` past `timeoutMs`. */
+export async function until(
+  condition: () => Promise<boolean>,
+  timeoutMs: number,
+  message: () => string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const met = await condition().catch(() => false);
+    if (met) return;
+    if (Date.now() > deadline) throw new Error(message());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
