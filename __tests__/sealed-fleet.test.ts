@@ -4,12 +4,12 @@
 // without a login, a holder without the key failing closed, a tampered pair costing the fleet one login, and the
 // switch from clear. The cipher's own checks are in sealing.test.ts.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import Redis from 'ioredis';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { fleetsForFile } from './helpers/fleets.js';
-import { secretsAtRest } from './helpers/scan-secrets.js';
+import { filesUnder, secretsAtRest } from './helpers/scan-secrets.js';
 import type { PlaceAtRest, Secret } from './helpers/scan-secrets.js';
 import { FleetPool, sumBursts } from '../harness/fleet.js';
 import type { BurstReply, Fleet, FleetEncryption, FleetEvent, FleetStoreConfig } from '../harness/fleet.js';
@@ -47,16 +47,6 @@ async function redisAtRest(port: number): Promise<PlaceAtRest[]> {
     }
     return places;
   });
-}
-
-/** Every file under `folder`, byte for byte. */
-async function filesUnder(folder: string): Promise<PlaceAtRest[]> {
-  const places: PlaceAtRest[] = [];
-  for (const name of await readdir(folder, { recursive: true })) {
-    const file = join(folder, name);
-    if ((await stat(file)).isFile()) places.push({ where: file, bytes: await readFile(file) });
-  }
-  return places;
 }
 
 /**

@@ -2,7 +2,7 @@
 // checks of `encryption`, the cipher and its format, what a holder does with a pair it cannot open, the keys' rotation,
 // the switch from clear, the user's own seal and unseal, and the secrets kept out of sight. The Redis stores, the fleets
 // and the browser have files of their own (sealed-stores, sealed-fleet, browser).
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { format, inspect } from 'node:util';
@@ -12,8 +12,8 @@ import { FileTokenStore } from '../lib/stores/file.js';
 import type { FileTokenStoreOptions, StoreEncryption } from '../lib/stores/file.js';
 import { checkEncryption } from '../lib/stores/sealing-options.js';
 import { webCrypto } from '../lib/stores/web-crypto.js';
-import { captureConsole, expectNoLeaks, secretsAtRest, spellingsOf } from './helpers/scan-secrets.js';
-import type { PlaceAtRest, Secret } from './helpers/scan-secrets.js';
+import { captureConsole, expectNoLeaks, filesUnder, secretsAtRest, spellingsOf } from './helpers/scan-secrets.js';
+import type { Secret } from './helpers/scan-secrets.js';
 import { rig, useNock } from './helpers/setup.js';
 
 useNock();
@@ -58,16 +58,6 @@ function sealed(encryption: StoreEncryption, options: FileTokenStoreOptions = {}
 /** The record in the token file, as another process would read it. */
 async function recordIn(file = path): Promise<{ version: number; fence: number; pair: Record<string, unknown> }> {
   return JSON.parse(await readFile(file, 'utf8')) as { version: number; fence: number; pair: Record<string, unknown> };
-}
-
-/** Every file under `folder`, byte for byte. */
-async function filesUnder(folder: string): Promise<PlaceAtRest[]> {
-  const places: PlaceAtRest[] = [];
-  for (const name of await readdir(folder, { recursive: true })) {
-    const file = join(folder, name);
-    if ((await stat(file)).isFile()) places.push({ where: file, bytes: await readFile(file) });
-  }
-  return places;
 }
 
 /** What a store's call rejected with, for a look at its code and message. */

@@ -24,6 +24,8 @@
  * This file must not import nock (helpers/service.ts does): loading it would patch Node's http in every test file,
  * and some suites test connection errors over real sockets.
  */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import util from 'node:util';
 import axios, { AxiosHeaders } from 'axios';
 import type { AxiosResponse } from 'axios';
@@ -836,4 +838,14 @@ if (!registry[INSTALLED]) {
   installAttach();
   installConsole();
   installHooks();
+}
+
+/** Every file under `folder`, byte for byte: what a file store keeps at rest, for {@link secretsAtRest}. */
+export async function filesUnder(folder: string): Promise<PlaceAtRest[]> {
+  const places: PlaceAtRest[] = [];
+  for (const name of await readdir(folder, { recursive: true })) {
+    const file = join(folder, name);
+    if ((await stat(file)).isFile()) places.push({ where: file, bytes: await readFile(file) });
+  }
+  return places;
 }
