@@ -10,6 +10,14 @@ export function keepsAccount(store: TokenStore | undefined): boolean {
   return typeof store?.getAccount === 'function' && typeof store.setAccount === 'function';
 }
 
+/**
+ * The record pauses logins now: what a store announces to the holders waiting for its lock (`subscribeAccount`), where
+ * a message to every holder costs.
+ */
+export function pausesLogins(record: AccountRecord, now = Date.now()): boolean {
+  return record.loginPause !== null && record.loginPause.until > now;
+}
+
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 const isNumbers = (value: unknown): value is number[] => Array.isArray(value) && value.every(isNumber);
 

@@ -9,7 +9,7 @@ import { pairFromAnswer } from './parse.js';
 import type { SecretList } from './redact.js';
 import type { AccountReports } from './reports.js';
 import type { SharedRecord } from './shared-record.js';
-import { StoreTurn } from './store-link.js';
+import { StoreTurn } from './store-turn.js';
 import type { StoreLink } from './store-link.js';
 import type { TokenPair } from './store-contract.js';
 import type { CallOutcome, TokenClient } from './token-client.js';
@@ -195,7 +195,16 @@ export class RenewalMachine {
     replacing: TokenPair | undefined,
     start: Omit<Scope, 'turn'>,
   ): Promise<PairInUse> {
-    const turn = mode === 'auto' ? await this.link.turnForRenewal(replacing) : await this.link.turn();
+    // Logins paused, as this holder knows, and only a login would do: the record as the store has it now says whether
+    // the pause still holds, and then the renewal fails with it, without a turn at the lock (for a fleet, N turns).
+    if (mode === 'auto' && this.mustLogIn(replacing) && this.account.cooldown.pending()) {
+      const halt = await this.halted(replacing);
+      if (halt) throw halt;
+    }
+    const turn =
+      mode === 'auto'
+        ? await this.link.turnForRenewal(replacing, () => this.halted(replacing))
+        : await this.link.turn();
     // Another holder's pair arrived while this one waited for the lock.
     if (!(turn instanceof StoreTurn)) return this.take(turn.pair, start.epoch);
     const scope: Scope = { ...start, turn };
@@ -205,6 +214,21 @@ export class RenewalMachine {
       // The waiting requests have their pair: the writes and the release go on without them.
       void turn.end();
     }
+  }
+
+  /**
+   * The login pause that stops a renewal of the client rule replacing `replacing`, when only a login would do, by the
+   * account's record as the store has it now (read without the lock).
+   */
+  private async halted(replacing: TokenPair | undefined): Promise<TokenAuthError | undefined> {
+    await this.record.consult();
+    return this.mustLogIn(replacing) ? this.account.cooldown.pending() : undefined;
+  }
+
+  /** Renewing `replacing` can only log in: it has no refresh token (nor a cookie's) to send, or one found refused. */
+  private mustLogIn(replacing: TokenPair | undefined): boolean {
+    if (replacing?.refresh !== undefined) return this.account.isRefusedRefresh(replacing.refresh);
+    return !this.options.refreshTokenInCookie || this.account.cookieRefreshRefused;
   }
 
   /** The renewal's work in its turn at the store, with the account's guards as the store has them. */

@@ -80,6 +80,13 @@ export interface TokenStore {
    */
   setAccount?(record: AccountRecord, fence?: number): void | boolean | Promise<void | boolean>;
   /**
+   * Calls `listener` when another holder writes the account's record with a login pause in it that has not ended (a
+   * store may call it for any write of the record). The renewals waiting for the lock that could only log in read the
+   * record then, and fail with the pause at once, instead of each taking the lock in turn to read it there. Returns an
+   * unsubscribe function. Optional, with `getAccount`: without it, those waiters learn of the pause under the lock.
+   */
+  subscribeAccount?(listener: () => void): () => void;
+  /**
    * The store of account `name`, for requests that name their account: a store of the same kind whose keys, files or
    * entries are that account's alone (a name is any non-empty string: escape it, see the stores of this package). The
    * store itself keeps the default account. Optional: a store without it keeps the default account only, and a

@@ -1,37 +1,15 @@
 // The store from the plugin's side, in one room: the first load, the subscription to what other holders (tabs,
 // processes, hosts) store, every call bounded by `storeTimeoutMs` and reported when it fails, and the turns each
-// renewal (or call of the user's) takes at the store under its lock, one after another.
+// renewal (or call of the user's) takes at the store under its lock, one after another (each a StoreTurn,
+// store-turn.ts).
 import type { AccountState, PairInUse } from './account-state.js';
 import { ABORTED, settle, TIMED_OUT, UNANSWERED, unanswered } from './deadline.js';
 import { hasCode, TokenAuthError } from './errors.js';
-import { withJwtExpiry } from './parse.js';
 import { accountRecordIn } from './account-record.js';
 import type { SecretList } from './redact.js';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from './store-contract.js';
-
-const noop = (): void => {};
-
-/**
- * A store's lock as the plugin holds it: its release goes on off the caller's path, and cannot fail. `missed`: the
- * store has a lock and this holder could not take it.
- */
-interface HeldLock extends TokenStoreLock {
-  release(): void;
-  readonly missed?: true;
-}
-
-/** What the lock of a store that has none holds: nothing. */
-const NO_LOCK: HeldLock = { release: noop };
-/**
- * What a lock the store could not grant holds: nothing, and says so (the store did not answer, failed, or another
- * holder kept the lock past the store's `lockTimeoutMs`).
- */
-const MISSED: HeldLock = { release: noop, missed: true };
-
-/** What a call that failed (and was reported) gives instead of an answer. */
-const FAILED = Symbol('failed');
-
-type Bounded = <T>(operation: (store: TokenStore) => T | Promise<T>) => Promise<T | undefined | typeof FAILED>;
+import { completed, FAILED, fromStore, MISSED, NO_LOCK, noop, StoreTurn } from './store-turn.js';
+import type { HeldLock } from './store-turn.js';
 
 /**
  * This holder's link to the user's store. A store failure must not fail requests while the plugin holds tokens in
@@ -52,7 +30,10 @@ export class StoreLink {
   private settling: Promise<void> = Promise.resolve();
   /** While a renewal waits for the lock: told of each pair another holder stored meanwhile. */
   private onStored: ((pair: TokenPair) => void) | undefined;
+  /** While a renewal waits for the lock: told when another holder wrote a login pause into the account's record. */
+  private onHalting: (() => void) | undefined;
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeAccount: () => void;
   private accountReading: Promise<AccountRecord | undefined> | undefined;
   /** The messages of the missing keys said so far: each is said once. */
   private readonly keysMissing = new Set<string>();
@@ -74,6 +55,7 @@ export class StoreLink {
         const checked = pair === null ? null : completed(pair);
         if (checked !== undefined) this.stored(checked);
       }) ?? noop;
+    this.unsubscribeAccount = (keepsAccount && store.subscribeAccount?.(() => this.onHalting?.())) || noop;
   }
 
   /**
@@ -134,14 +116,28 @@ export class StoreLink {
   /**
    * A turn at the store, under its lock, for a renewal of the client rule, which found `replacing` (if any) refused or
    * expired; or, when another holder's pair that the renewal accepts arrived while it waited for the lock, that pair,
-   * in use now: the renewal's outcome, and nobody is called.
+   * in use now: the renewal's outcome, and nobody is called. When another holder writes a login pause into the
+   * account's record (its login was rejected), `halted` is asked whether it stops this renewal: its error (the
+   * pause's) ends the wait and the renewal, so that a fleet does not take the lock one by one to learn it there.
    */
-  async turnForRenewal(replacing: TokenPair | undefined): Promise<StoreTurn | PairInUse> {
+  async turnForRenewal(
+    replacing: TokenPair | undefined,
+    halted: () => Promise<Error | undefined>,
+  ): Promise<StoreTurn | PairInUse> {
     const waiting = new AbortController();
+    let stop: Error | undefined;
     const onStored = (pair: TokenPair): void => {
       if (this.account.accepts(pair, { replacing, renewing: true })) waiting.abort();
     };
+    const onHalting = (): void => {
+      void halted().then((error) => {
+        if (!error || waiting.signal.aborted) return;
+        stop = error;
+        waiting.abort();
+      }, noop);
+    };
     this.onStored = onStored;
+    this.onHalting = onHalting;
     try {
       const turn = await this.open(waiting.signal);
       if (!waiting.signal.aborted) return turn;
@@ -149,7 +145,9 @@ export class StoreLink {
       void turn.end();
     } finally {
       if (this.onStored === onStored) this.onStored = undefined;
+      if (this.onHalting === onHalting) this.onHalting = undefined;
     }
+    if (stop) throw stop;
     // The pair that ended the wait may have gone since (a logout elsewhere): then wait for the lock after all.
     const current = this.account.current;
     return current && !this.account.expired(current) ? current : this.open();
@@ -182,6 +180,7 @@ export class StoreLink {
 
   close(): void {
     this.unsubscribe();
+    this.unsubscribeAccount();
   }
 
   /** A pair another holder stored (null: it cleared the pair, a logout), used when the account's rule accepts it. */
@@ -281,111 +280,9 @@ export class StoreLink {
   }
 }
 
-/**
- * The store as one renewal (or call of the user's) uses it: under its lock (or none), with every call bounded; a
- * store seen failing is not called again in the same turn but to release its lock (it answers as if empty, or
- * written), so that a silent store costs a renewal one timeout, not one per call. The writes go on off the path of the
- * requests waiting for the pair, and the lock is released once they are done. Its calls begin once the turns before it
- * have ended, so that writes land in the order they were made, with or without a lock.
- */
-export class StoreTurn {
-  private failed: boolean;
-  private readonly writes: Promise<unknown>[] = [];
-  private previous: Promise<unknown> = Promise.resolve();
-  private finish: () => void = noop;
-  /** Resolves once `end()` has awaited the writes and released the lock. */
-  readonly ended = new Promise<void>((resolve) => (this.finish = resolve));
-
-  /** `answered`: false when a try at the lock got no answer, which is the store failing already. */
-  constructor(
-    private readonly bounded: Bounded,
-    private readonly lock: HeldLock,
-    answered: boolean,
-  ) {
-    this.failed = !answered;
-  }
-
-  /**
-   * The store has a lock and this turn could not take it: what the store holds may be changing under another holder
-   * (or unreadable), so the turn must not spend what the holders share.
-   */
-  get lockMissed(): boolean {
-    return this.lock.missed === true;
-  }
-
-  /** The store's lock is this turn's. */
-  get lockTaken(): boolean {
-    return this.lock !== NO_LOCK && this.lock !== MISSED;
-  }
-
-  /** Begins the calls of this turn after `previous`, the end of the turns before it. */
-  follow(previous: Promise<unknown>): void {
-    this.previous = previous;
-  }
-
-  async get(): Promise<TokenPair | null> {
-    return fromStore(await this.call((store) => store.get()));
-  }
-
-  /** The account's record the store keeps, if it keeps one and it is one. */
-  async getAccount(): Promise<AccountRecord | undefined> {
-    return accountRecordIn(await this.call((store) => store.getAccount?.()));
-  }
-
-  /** Writes the account's record without waiting for it; the lock is released once it is written. */
-  setAccount(record: AccountRecord): void {
-    this.writes.push(this.call((store) => store.setAccount?.(record, this.lock.fence)));
-  }
-
-  /** Clears the pair, and resolves once it is done. */
-  async clear(): Promise<void> {
-    await this.call((store) => store.clear(this.lock.fence));
-  }
-
-  /**
-   * Writes `pair` without waiting for it. When the fence refuses the write (this holder's lease lapsed and a later
-   * holder has written since), `later` gets the pair that holder stored.
-   */
-  write(pair: TokenPair, later: (stored: TokenPair) => void): void {
-    this.writes.push(
-      (async () => {
-        if ((await this.call((store) => store.set(pair, this.lock.fence))) !== false) return;
-        const stored = await this.get();
-        if (stored) later(stored);
-      })(),
-    );
-  }
-
-  /** Releases the lock after the writes; resolves then. */
-  async end(): Promise<void> {
-    await Promise.allSettled(this.writes);
-    this.lock.release();
-    this.finish();
-  }
-
-  private async call<T>(operation: (store: TokenStore) => T | Promise<T>): Promise<Awaited<T> | undefined> {
-    if (this.failed) return undefined;
-    await this.previous;
-    if (this.failed) return undefined;
-    const answer = await this.bounded(operation);
-    if (answer !== FAILED) return answer;
-    this.failed = true;
-    return undefined;
-  }
-}
-
 /** Calls `unanswered` for a failure that was a store not answering. */
 function whenUnanswered(unanswered: () => void): (error: unknown) => void {
   return (error) => {
     if (error instanceof Error && error.name === UNANSWERED) unanswered();
   };
-}
-
-function fromStore(pair: TokenPair | null | undefined | typeof FAILED): TokenPair | null {
-  return pair === FAILED ? null : (completed(pair) ?? null);
-}
-
-/** A pair the plugin can use, with its JWT's expiry when the store kept none; undefined for anything else. */
-function completed(pair: TokenPair | null | undefined): TokenPair | undefined {
-  return pair && typeof pair.access === 'string' ? withJwtExpiry(pair) : undefined;
 }

@@ -6,10 +6,25 @@ import type { TokenPair } from '../store-contract.js';
  */
 export class Announcer {
   private readonly listeners = new Set<(pair: TokenPair | null) => void>();
+  /** The listeners of the account's record (`subscribeAccount`), told when it pauses logins. */
+  private readonly accountListeners = new Set<() => void>();
   private lastSeen: string | undefined;
 
+  /** The listeners, of the pair and of the account's record: while there are any, the store listens. */
   get size(): number {
-    return this.listeners.size;
+    return this.listeners.size + this.accountListeners.size;
+  }
+
+  addAccount(listener: () => void): () => void {
+    this.accountListeners.add(listener);
+    return () => {
+      this.accountListeners.delete(listener);
+    };
+  }
+
+  /** The account's record was written with a login pause in it (see `pausesLogins` in account-record.ts). */
+  announceAccount(): void {
+    for (const listener of [...this.accountListeners]) listener();
   }
 
   add(listener: (pair: TokenPair | null) => void): () => void {

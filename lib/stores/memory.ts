@@ -1,4 +1,4 @@
-import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
 import { Mutex } from './mutex.js';
 
 /**
@@ -15,6 +15,7 @@ export class MemoryTokenStore implements TokenStore {
   private account: AccountRecord | null = null;
   private readonly mutex = new Mutex();
   private readonly listeners = new Set<(pair: TokenPair | null) => void>();
+  private readonly accountListeners = new Set<() => void>();
   /** The stores of the named accounts, kept as long as this one: a dropped account that comes back finds its pair. */
   private readonly accounts = new Map<string, MemoryTokenStore>();
 
@@ -47,10 +48,16 @@ export class MemoryTokenStore implements TokenStore {
 
   setAccount(record: AccountRecord): void {
     this.account = structuredCopy(record);
+    for (const listener of [...this.accountListeners]) listener();
   }
 
-  async lock(): Promise<TokenStoreLock> {
+  /** The lock, in the order asked for; a turn that comes after `request.signal` aborted is passed on, and rejects. */
+  async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
     const release = await this.mutex.acquire();
+    if (request?.signal?.aborted) {
+      release();
+      throw request.signal.reason;
+    }
     return { release };
   }
 
@@ -58,6 +65,14 @@ export class MemoryTokenStore implements TokenStore {
     this.listeners.add(listener);
     return () => {
       this.listeners.delete(listener);
+    };
+  }
+
+  /** Calls `listener` whenever the account's record is written (in one process, telling costs nothing). */
+  subscribeAccount(listener: () => void): () => void {
+    this.accountListeners.add(listener);
+    return () => {
+      this.accountListeners.delete(listener);
     };
   }
 

@@ -278,3 +278,16 @@ function reply(value: unknown): RedisReply {
 export function integer(reply: RedisReply | undefined): number {
   return typeof reply === 'number' ? reply : Number(reply);
 }
+
+/**
+ * A command's answer, or its error without what the client attaches to it: ioredis' `command.args` holds the record
+ * written, tokens included. Only the message is kept, which no client fills with the arguments.
+ */
+export async function answerOf<T>(reply: Promise<T>): Promise<T> {
+  try {
+    return await reply;
+  } catch (error) {
+    // eslint-disable-next-line preserve-caught-error -- no cause on purpose: its `command.args` hold tokens (above)
+    throw new Error(`Redis: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -60,9 +60,11 @@ return 1`;
 
 /**
  * Writes the account's record (KEYS[3]) for as long as it says something (ARGV[3] ms; none: deleted), unless a later
- * lock was granted than the writer's fence (ARGV[2]), as WRITE does for the pair.
+ * lock was granted than the writer's fence (ARGV[2]), as WRITE does for the pair; and, when it pauses logins, says so
+ * on the channel ARGV[4] (none: '').
  */
 export const WRITE_ACCOUNT = `${LATEST_FENCE}
 if ARGV[2] ~= '' and tonumber(ARGV[2]) < latest_fence(redis.call('GET', KEYS[1])) then return 0 end
 if tonumber(ARGV[3]) <= 0 then redis.call('DEL', KEYS[3]) else redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[3]) end
+if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], 'account') end
 return 1`;

@@ -8,7 +8,7 @@
  */
 import { settle } from '../deadline.js';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
-import { parseAccountRecord } from '../account-record.js';
+import { pausesLogins, parseAccountRecord } from '../account-record.js';
 import { isPair, parseRecord } from './record.js';
 import { Announcer } from './announcer.js';
 import { acquire, keepAlive, Wakeup } from './lease.js';
@@ -16,7 +16,7 @@ import type { Attempt } from './lease.js';
 import { shown } from './options.js';
 import { resolveRedisOptions } from './redis-options.js';
 import type { RedisTokenStoreOptions, ResolvedRedisOptions } from './redis-options.js';
-import { commandsOf, integer, subscriptionOf } from './redis-adapters.js';
+import { answerOf, commandsOf, integer, subscriptionOf } from './redis-adapters.js';
 import { EXTEND, LOCK, RELEASE, WRITE, WRITE_ACCOUNT } from './redis-scripts.js';
 import { ChannelListening, RedisChannels } from './redis-channels.js';
 import { checkAccountName, escapeAccountName } from './account-key.js';
@@ -197,7 +197,7 @@ export class RedisTokenStore implements TokenStore {
    * no pair.
    */
   async get(): Promise<TokenPair | null> {
-    const text = await this.command(this.client.get(this.keys.pair));
+    const text = await answerOf(this.client.get(this.keys.pair));
     return text === null ? null : this.#records.open(parseRecord(text, this.where()));
   }
 
@@ -213,7 +213,7 @@ export class RedisTokenStore implements TokenStore {
 
   /** The account's record (`{prefix}:account`), which every process sharing the pair consults; null when none. */
   async getAccount(): Promise<AccountRecord | null> {
-    return parseAccountRecord(await this.command(this.client.get(this.keys.account))) ?? null;
+    return parseAccountRecord(await answerOf(this.client.get(this.keys.account))) ?? null;
   }
 
   /**
@@ -223,8 +223,10 @@ export class RedisTokenStore implements TokenStore {
   async setAccount(record: AccountRecord, fence?: number): Promise<boolean> {
     const ttlMs = Math.ceil(record.expiresAt - Date.now());
     const keys = [this.keys.pair, this.keys.fence, this.keys.account];
-    const args = [JSON.stringify(record), fence ?? '', Math.max(0, ttlMs)];
-    return integer(await this.command(this.client.write(WRITE_ACCOUNT, keys, args, this.replicaWaitMs()))) === 1;
+    // Said on the channel only when it pauses logins: the waiters for the lock that would log in stop then.
+    const channel = pausesLogins(record) ? this.channel : '';
+    const args = [JSON.stringify(record), fence ?? '', Math.max(0, ttlMs), channel];
+    return integer(await answerOf(this.client.write(WRITE_ACCOUNT, keys, args, this.replicaWaitMs()))) === 1;
   }
 
   /**
@@ -236,7 +238,7 @@ export class RedisTokenStore implements TokenStore {
     this.callBoundMs = request?.tryTimeoutMs ?? this.callBoundMs;
     // WebCrypto's: global in Node 20 and later, Bun, Deno and the edge runtimes; node:crypto's on Node 18 (web-crypto.ts).
     const owner = (await webCrypto()).randomUUID();
-    const release = () => this.command(this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]));
+    const release = () => answerOf(this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]));
     this.lockWaits += 1;
     let fence: number;
     try {
@@ -255,7 +257,7 @@ export class RedisTokenStore implements TokenStore {
       this.unlistenWhenUnheard();
     }
     const extend = async () =>
-      integer(await this.command(this.client.eval(EXTEND, [this.keys.lock], [owner, this.options.lockTtlMs]))) === 1;
+      integer(await answerOf(this.client.eval(EXTEND, [this.keys.lock], [owner, this.options.lockTtlMs]))) === 1;
     const lease = keepAlive(extend, this.options.lockTtlMs);
     return {
       fence,
@@ -267,12 +269,12 @@ export class RedisTokenStore implements TokenStore {
   }
 
   subscribe(listener: (pair: TokenPair | null) => void): () => void {
-    const remove = this.announcer.add(listener);
-    void this.listen();
-    return () => {
-      remove();
-      this.unlistenWhenUnheard();
-    };
+    return this.heard(this.announcer.add(listener));
+  }
+
+  /** Calls `listener` when another process writes the account's record with a login pause in it. */
+  subscribeAccount(listener: () => void): () => void {
+    return this.heard(this.announcer.addAccount(listener));
   }
 
   /**
@@ -287,9 +289,7 @@ export class RedisTokenStore implements TokenStore {
 
   private async tryLock(owner: string): Promise<Attempt<number>> {
     const keys = [this.keys.pair, this.keys.fence, this.keys.lock];
-    const answer = await this.command(
-      this.client.eval(LOCK, keys, [owner, this.options.lockTtlMs, this.options.keyTtlMs]),
-    );
+    const answer = await answerOf(this.client.eval(LOCK, keys, [owner, this.options.lockTtlMs, this.options.keyTtlMs]));
     const [granted, value, record] = Array.isArray(answer) ? answer : [];
     if (integer(granted) === 1) return { granted: integer(value) };
     // Only a pair: a key found missing is an emptied Redis (a restart), not a logout, which publishes its own.
@@ -301,7 +301,7 @@ export class RedisTokenStore implements TokenStore {
   private async write(record: string, pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     const args = [record, fence ?? '', this.options.keyTtlMs, this.channel];
     const keys = [this.keys.pair, this.keys.fence];
-    const outcome = integer(await this.command(this.client.write(WRITE, keys, args, this.replicaWaitMs())));
+    const outcome = integer(await answerOf(this.client.write(WRITE, keys, args, this.replicaWaitMs())));
     if (outcome === -1)
       throw new Error(
         `${this.where()} holds something that is not a token record of this package; give the store another prefix or delete the key.`,
@@ -317,6 +317,15 @@ export class RedisTokenStore implements TokenStore {
    */
   private replicaWaitMs(): number {
     return Math.min(this.options.replicaWaitMs, this.callBoundMs / 2);
+  }
+
+  /** Listens for a listener just added, until `remove`, which the answer calls. */
+  private heard(remove: () => void): () => void {
+    void this.listen();
+    return () => {
+      remove();
+      this.unlistenWhenUnheard();
+    };
   }
 
   /** Listens to the channel, unless the store is closed. */
@@ -340,24 +349,12 @@ export class RedisTokenStore implements TokenStore {
   private readonly onMessage = (message: string): void => {
     if (message === 'released') this.wakeup.wake(Math.min(this.options.pollMs, RELEASE_SPREAD_MS));
     else if (message === 'changed') void this.pickUp();
+    else if (message === 'account') this.announcer.announceAccount();
   };
-
-  /**
-   * A command's answer, or its error without what the client attaches to it: ioredis' `command.args` holds the
-   * record written, tokens included. Only the message is kept, which no client fills with the arguments.
-   */
-  private async command<T>(reply: Promise<T>): Promise<T> {
-    try {
-      return await reply;
-    } catch (error) {
-      // eslint-disable-next-line preserve-caught-error -- no cause on purpose: its `command.args` hold tokens (above)
-      throw new Error(`Redis: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
 
   private async pickUp(): Promise<void> {
     try {
-      this.noticed((await this.command(this.client.get(this.keys.pair))) ?? '');
+      this.noticed((await answerOf(this.client.get(this.keys.pair))) ?? '');
     } catch {
       // A failed read is the next one's business.
     }

@@ -1,0 +1,132 @@
+// One turn at the store: what a renewal (or a call of the user's) does there under the store's lock, or with the lock
+// missed, in order, every call bounded; and the locks as the plugin holds them. StoreLink (store-link.ts) opens turns.
+import { withJwtExpiry } from './parse.js';
+import { accountRecordIn } from './account-record.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from './store-contract.js';
+
+export const noop = (): void => {};
+
+/**
+ * A store's lock as the plugin holds it: its release goes on off the caller's path, and cannot fail. `missed`: the
+ * store has a lock and this holder could not take it.
+ */
+export interface HeldLock extends TokenStoreLock {
+  release(): void;
+  readonly missed?: true;
+}
+
+/** What the lock of a store that has none holds: nothing. */
+export const NO_LOCK: HeldLock = { release: noop };
+/**
+ * What a lock the store could not grant holds: nothing, and says so (the store did not answer, failed, or another
+ * holder kept the lock past the store's `lockTimeoutMs`).
+ */
+export const MISSED: HeldLock = { release: noop, missed: true };
+
+/** What a call that failed (and was reported) gives instead of an answer. */
+export const FAILED = Symbol('failed');
+
+/** A call of the store, bounded and reported by the link. */
+export type Bounded = <T>(operation: (store: TokenStore) => T | Promise<T>) => Promise<T | undefined | typeof FAILED>;
+
+/**
+ * The store as one renewal (or call of the user's) uses it: under its lock (or none), with every call bounded; a
+ * store seen failing is not called again in the same turn but to release its lock (it answers as if empty, or
+ * written), so that a silent store costs a renewal one timeout, not one per call. The writes go on off the path of the
+ * requests waiting for the pair, and the lock is released once they are done. Its calls begin once the turns before it
+ * have ended, so that writes land in the order they were made, with or without a lock.
+ */
+export class StoreTurn {
+  private failed: boolean;
+  private readonly writes: Promise<unknown>[] = [];
+  private previous: Promise<unknown> = Promise.resolve();
+  private finish: () => void = noop;
+  /** Resolves once `end()` has awaited the writes and released the lock. */
+  readonly ended = new Promise<void>((resolve) => (this.finish = resolve));
+
+  /** `answered`: false when a try at the lock got no answer, which is the store failing already. */
+  constructor(
+    private readonly bounded: Bounded,
+    private readonly lock: HeldLock,
+    answered: boolean,
+  ) {
+    this.failed = !answered;
+  }
+
+  /**
+   * The store has a lock and this turn could not take it: what the store holds may be changing under another holder
+   * (or unreadable), so the turn must not spend what the holders share.
+   */
+  get lockMissed(): boolean {
+    return this.lock.missed === true;
+  }
+
+  /** The store's lock is this turn's. */
+  get lockTaken(): boolean {
+    return this.lock !== NO_LOCK && this.lock !== MISSED;
+  }
+
+  /** Begins the calls of this turn after `previous`, the end of the turns before it. */
+  follow(previous: Promise<unknown>): void {
+    this.previous = previous;
+  }
+
+  async get(): Promise<TokenPair | null> {
+    return fromStore(await this.call((store) => store.get()));
+  }
+
+  /** The account's record the store keeps, if it keeps one and it is one. */
+  async getAccount(): Promise<AccountRecord | undefined> {
+    return accountRecordIn(await this.call((store) => store.getAccount?.()));
+  }
+
+  /** Writes the account's record without waiting for it; the lock is released once it is written. */
+  setAccount(record: AccountRecord): void {
+    this.writes.push(this.call((store) => store.setAccount?.(record, this.lock.fence)));
+  }
+
+  /** Clears the pair, and resolves once it is done. */
+  async clear(): Promise<void> {
+    await this.call((store) => store.clear(this.lock.fence));
+  }
+
+  /**
+   * Writes `pair` without waiting for it. When the fence refuses the write (this holder's lease lapsed and a later
+   * holder has written since), `later` gets the pair that holder stored.
+   */
+  write(pair: TokenPair, later: (stored: TokenPair) => void): void {
+    this.writes.push(
+      (async () => {
+        if ((await this.call((store) => store.set(pair, this.lock.fence))) !== false) return;
+        const stored = await this.get();
+        if (stored) later(stored);
+      })(),
+    );
+  }
+
+  /** Releases the lock after the writes; resolves then. */
+  async end(): Promise<void> {
+    await Promise.allSettled(this.writes);
+    this.lock.release();
+    this.finish();
+  }
+
+  private async call<T>(operation: (store: TokenStore) => T | Promise<T>): Promise<Awaited<T> | undefined> {
+    if (this.failed) return undefined;
+    await this.previous;
+    if (this.failed) return undefined;
+    const answer = await this.bounded(operation);
+    if (answer !== FAILED) return answer;
+    this.failed = true;
+    return undefined;
+  }
+}
+
+export function fromStore(pair: TokenPair | null | undefined | typeof FAILED): TokenPair | null {
+  return pair === FAILED ? null : (completed(pair) ?? null);
+}
+
+/** A pair the plugin can use, with its JWT's expiry when the store kept none; undefined for anything else. */
+export function completed(pair: TokenPair | null | undefined): TokenPair | undefined {
+  return pair && typeof pair.access === 'string' ? withJwtExpiry(pair) : undefined;
+}
