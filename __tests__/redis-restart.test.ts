@@ -108,6 +108,51 @@ describe('a fleet of 4 processes on a Redis killed mid-traffic and restarted emp
   }, 40_000);
 });
 
+describe('a fleet of 4 processes whose Redis restarts from a snapshot taken before the last rotation', () => {
+  it('sends no spent refresh token: the pair that comes back is one every process gave up, so the renewal after the restart logs in once, and the fleet is one client again', async () => {
+    const prefix = `restart-test:${randomUUID()}`;
+    const key = `{${prefix}}:pair`;
+    const { fleet, service } = await startOn(prefix);
+    const warm = await fleet.burst(20);
+    // A snapshot of Redis now (RDB, as `save` rules or a BGSAVE make one), holding the first pair.
+    const snapshot = await read(key);
+    await withConnection(server().port, (client) => client.save());
+
+    // One rotation since: the refresh token in the snapshot is spent.
+    service.expireAccessTokens();
+    const rotated = await fleet.burst(20);
+    expect(service.counters.refreshes).toBe(1);
+    expect(await read(key)).not.toBe(snapshot);
+
+    // Killed and started again, loading the snapshot: the older pair is back, its refresh token spent.
+    await server().kill();
+    await server().restart();
+    expect(await read(key)).toBe(snapshot);
+    await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 4, 5_000);
+
+    service.expireAccessTokens();
+    const after = await fleet.burst(20);
+    service.expireAccessTokens();
+    const next = await fleet.burst(20);
+
+    const total = sumBursts([...warm, ...rotated, ...after, ...next]);
+    const loss = reportLoss('redis-server restarted from an older snapshot', lossOf(service, total.failed));
+    expect(total.errors).toEqual([]);
+    expect(loss).toEqual({ spent: 0, failed: 0, logins: 1 });
+    // The rotation before the restart, and one renewal at the expiry after the login: one client again.
+    expect(service.counters).toMatchObject({ logins: 2, refreshes: 2, rejected: 0 });
+    expect(await read(key)).not.toBe(snapshot);
+  }, 40_000);
+
+  // The other tests restart Redis empty: the snapshot goes (an empty one in its place).
+  afterEach(() =>
+    withConnection(server().port, async (client) => {
+      await client.flushall();
+      await client.save();
+    }),
+  );
+});
+
 describe('a fleet of 4 processes whose Redis restarts empty while the lock holder renews', () => {
   it('loses no request; the lost lock costs one login and no spent refresh token, and every process ends on the pair in Redis', async () => {
     // Killed and started again at once: the 3 others, waiting for the lock, try it again on the empty Redis, where the
