@@ -237,11 +237,21 @@ export class FileTokenStore implements TokenStore {
   }
 
   subscribe(listener: (pair: TokenPair | null) => void): () => void {
-    const remove = this.announcer.add(listener);
+    return this.watchFor(this.announcer.add(listener));
+  }
+
+  /** Calls `listener` when the account's record (`tokens.json.account`) is written, by any process. */
+  subscribeAccount(listener: () => void): () => void {
+    return this.watchFor(this.announcer.addAccount(listener));
+  }
+
+  /** Watches the files (with `watch`) for a listener just added, until `remove`, which the answer calls. */
+  private watchFor(remove: () => void): () => void {
     if (this.options.watch) {
-      const file = basename(this.path);
-      this.unwatch ??= this.directoryWatch.on([file, basename(this.lockPath)], (name) => {
+      const [file, account] = [basename(this.path), basename(this.accountPath)];
+      this.unwatch ??= this.directoryWatch.on([file, basename(this.lockPath), account], (name) => {
         if (name === file) void this.onFileEvent();
+        else if (name === account) this.announcer.announceAccount();
         else this.wakeup.wake();
       });
       // A watch that failed is tried again.
