@@ -4,11 +4,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import { isTokenAuthError } from '../lib/index.js';
-import type { TokenAuthError, TokenPair } from '../lib/index.js';
+import type { TokenPair } from '../lib/index.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { StoreEncryption } from '../lib/stores/redis.js';
 import { redisForFile } from './helpers/redis.js';
 import { expectNoLeaks, secretsAtRest, spellingsOf } from './helpers/scan-secrets.js';
+import { failureOf } from './helpers/settled.js';
 
 const { redis } = redisForFile();
 
@@ -28,15 +29,6 @@ beforeEach(() => {
 
 function store(encryption?: StoreEncryption, at = prefix): RedisTokenStore {
   return new RedisTokenStore(redis(), { prefix: at, ...(encryption && { encryption }) });
-}
-
-async function rejection(call: Promise<unknown>): Promise<TokenAuthError> {
-  const error = await call.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!isTokenAuthError(error)) throw new Error(`expected a TokenAuthError, got ${String(error)}`);
-  return error;
 }
 
 it('keeps in the pair’s key the tokens sealed, with the fence, expiry and TTL beside them in clear; nothing of a token in any key of the prefix', async () => {
@@ -80,7 +72,7 @@ it('refuses a sealed pair moved to another prefix, or to another account’s key
     [other, `{${otherPrefix}}:pair`],
     [account, `{${prefix}#tenant-2}#pair`],
   ] as const) {
-    const error = await rejection(holder.get());
+    const error = await failureOf(holder.get(), isTokenAuthError);
     expect(error.code).toBe('STORE_FAILED');
     expect(error.message).toContain(key);
     expect(error.message).toMatch(
@@ -92,14 +84,14 @@ it('refuses a sealed pair moved to another prefix, or to another account’s key
 
 it('says which key is missing, naming `encryption.keys`, and never a secret; a pair in clear is refused without `acceptClear`', async () => {
   await store({ keys: [K2] }).set(PAIR);
-  const missing = await rejection(store({ keys: [K1] }).get());
+  const missing = await failureOf(store({ keys: [K1] }).get(), isTokenAuthError);
   expect(missing.code).toBe('STORE_KEY_MISSING');
   expect(missing.message).toMatch(
     /holds a pair sealed with key "k2", and `encryption\.keys` lacks key "k2" here \(it has "k1"\)/,
   );
 
   await store().set(PAIR);
-  expect((await rejection(store({ keys: [K1] }).get())).code).toBe('STORE_FAILED');
+  expect((await failureOf(store({ keys: [K1] }).get(), isTokenAuthError)).code).toBe('STORE_FAILED');
   expect(await store({ keys: [K1], acceptClear: true }).get()).toEqual(PAIR);
   expectNoLeaks(
     [missing, inspect(store({ keys: [K1, K2] }), { showHidden: true, depth: Infinity })],

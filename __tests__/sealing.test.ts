@@ -15,6 +15,7 @@ import { webCrypto } from '../lib/stores/web-crypto.js';
 import { captureConsole, expectNoLeaks, filesUnder, secretsAtRest, spellingsOf } from './helpers/scan-secrets.js';
 import type { Secret } from './helpers/scan-secrets.js';
 import { rig, useNock } from './helpers/setup.js';
+import { failureOf } from './helpers/settled.js';
 
 useNock();
 
@@ -58,16 +59,6 @@ function sealed(encryption: StoreEncryption, options: FileTokenStoreOptions = {}
 /** The record in the token file, as another process would read it. */
 async function recordIn(file = path): Promise<{ version: number; fence: number; pair: Record<string, unknown> }> {
   return JSON.parse(await readFile(file, 'utf8')) as { version: number; fence: number; pair: Record<string, unknown> };
-}
-
-/** What a store's call rejected with, for a look at its code and message. */
-async function rejection(call: Promise<unknown>): Promise<TokenAuthError> {
-  const error = await call.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!isTokenAuthError(error)) throw new Error(`expected a TokenAuthError, got ${String(error)}`);
-  return error;
 }
 
 describe('`encryption` is checked at construction', () => {
@@ -222,7 +213,7 @@ describe('a sealed pair', () => {
     await copyFile(path, account.path);
 
     for (const holder of [sealed({ keys: [KEY_1] }, {}, elsewhere), account]) {
-      const error = await rejection(holder.get());
+      const error = await failureOf(holder.get(), isTokenAuthError);
       expect(error.code).toBe('STORE_FAILED');
       expect(error.message).toBe(
         `The token file ${holder.path} holds a sealed pair that failed authentication with \`encryption.keys\` ` +
@@ -245,14 +236,14 @@ describe('a sealed pair', () => {
     parts[part] = bytes.toString('base64url');
     await writeFile(path, JSON.stringify({ ...record, pair: { ...record.pair, sealed: parts.join('.') } }));
 
-    expect((await rejection(sealed({ keys: [KEY_1] }).get())).code).toBe('STORE_FAILED');
+    expect((await failureOf(sealed({ keys: [KEY_1] }).get(), isTokenAuthError)).code).toBe('STORE_FAILED');
   });
 
   it('names a key this holder lacks: STORE_KEY_MISSING, naming `encryption.keys` and the key’s id, never a secret', async () => {
     await sealed({ keys: [KEY_2] }).set(PAIR);
 
-    const missing = await rejection(sealed({ keys: [KEY_1] }).get());
-    const none = await rejection(new FileTokenStore(path).get());
+    const missing = await failureOf(sealed({ keys: [KEY_1] }).get(), isTokenAuthError);
+    const none = await failureOf(new FileTokenStore(path).get(), isTokenAuthError);
 
     expect(missing.code).toBe('STORE_KEY_MISSING');
     expect(missing.message).toMatch(
@@ -281,9 +272,9 @@ describe('a sealed pair', () => {
         .forAccount('jane@example.com')
         .get(),
     ).toEqual(PAIR);
-    expect((await rejection(new FileTokenStore(path).forAccount('jane@example.com').get())).code).toBe(
-      'STORE_KEY_MISSING',
-    );
+    expect(
+      (await failureOf(new FileTokenStore(path).forAccount('jane@example.com').get(), isTokenAuthError)).code,
+    ).toBe('STORE_KEY_MISSING');
     expect(secretsAtRest(await filesUnder(dir), tokensOf(PAIR))).toEqual([]);
   });
 
@@ -319,7 +310,9 @@ describe('keys rotate without a login', () => {
         expect(await sealed({ keys: neighbour }).get()).toEqual(pair);
     }
     // Two steps apart is not a rolling deploy: a holder of [k1] alone cannot open what [k2] sealed, and says so.
-    expect((await rejection(sealed({ keys: [KEY_1] }).get())).message).toMatch(/sealed with key "k2"/);
+    expect((await failureOf(sealed({ keys: [KEY_1] }).get(), isTokenAuthError)).message).toMatch(
+      /sealed with key "k2"/,
+    );
   });
 });
 
@@ -332,7 +325,7 @@ describe('the switch from clear', () => {
     expect((await recordIn()).pair).toEqual(PAIR);
     expect(await new FileTokenStore(path).get()).toEqual(PAIR);
 
-    const refused = await rejection(sealed({ keys: [KEY_1] }).get());
+    const refused = await failureOf(sealed({ keys: [KEY_1] }).get(), isTokenAuthError);
     expect(refused.code).toBe('STORE_FAILED');
     expect(refused.message).toBe(
       `The token file ${path} holds a pair in clear, which \`encryption\` takes only with \`acceptClear\` (a step of ` +
@@ -391,9 +384,9 @@ describe('`seal` and `unseal` of your own (a KMS)', () => {
       writeFile(path, JSON.stringify({ version: 1, fence: 1, pair: { sealed: handle } }));
 
     await planted('kms-lost');
-    expect(await rejection(store.get())).toMatchObject({ code: 'STORE_KEY_MISSING' });
+    expect(await failureOf(store.get(), isTokenAuthError)).toMatchObject({ code: 'STORE_KEY_MISSING' });
     await planted('kms-unknown');
-    expect(await rejection(store.get())).toMatchObject({ code: 'STORE_FAILED' });
+    expect(await failureOf(store.get(), isTokenAuthError)).toMatchObject({ code: 'STORE_FAILED' });
     await planted('kms-throttled');
     await expect(store.get()).rejects.toThrow(/^`encryption\.unseal` failed/);
   });
@@ -417,11 +410,12 @@ describe('the keys stay out of sight', () => {
       format(...console[0]!),
     ];
     const thrown = await Promise.all([
-      rejection(sealed({ keys: [{ id: 'k3', secret: KEY_2.secret }] }).get()),
-      rejection(
+      failureOf(sealed({ keys: [{ id: 'k3', secret: KEY_2.secret }] }).get(), isTokenAuthError),
+      failureOf(
         sealed({ keys: [KEY_1], acceptClear: true }, {}, join(dir, 'x.json'))
           .set(PAIR)
           .then(() => sealed({ keys: [KEY_2] }, {}, join(dir, 'x.json')).get()),
+        isTokenAuthError,
       ),
     ]);
     expectNoLeaks({ views, thrown }, KEY_SECRETS);
