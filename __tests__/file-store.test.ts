@@ -9,7 +9,7 @@ import { FileTokenStore } from '../lib/stores/file.js';
 import type { FileTokenStoreOptions } from '../lib/stores/file.js';
 import { accountFileName } from '../lib/stores/account-key.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
-import { until } from './helpers/flow.js';
+import { undoAfterEach, until } from './helpers/flow.js';
 import {
   expectRoundTrip,
   HOSTILE_NAMES,
@@ -31,19 +31,15 @@ closeEmulatorsAfterEach();
 let dir: string;
 let file: string;
 let lockFile: string;
-/** Locks, subscriptions and plugin handles the test took: undone after it, even when it fails half-way. */
-let undo: Array<() => unknown>;
+/** Locks, subscriptions, plugin handles and the test's folder: undone after it, even when it fails half-way. */
+const undo = undoAfterEach();
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'token-keeper-file-store-'));
+  const made = dir;
+  undo.push(() => rm(made, { recursive: true, force: true }));
   file = join(dir, 'tokens.json');
   lockFile = `${file}.lock`;
-  undo = [];
-});
-
-afterEach(async () => {
-  for (const step of undo.reverse()) await step();
-  await rm(dir, { recursive: true, force: true });
 });
 
 function store(options: FileTokenStoreOptions = {}, path = file): FileTokenStore {

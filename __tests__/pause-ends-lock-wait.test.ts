@@ -18,7 +18,7 @@ import { RedisTokenStore } from 'axios-token-keeper/redis-store';
 import type { TokenServiceEmulator } from 'axios-token-keeper/emulator';
 import { countCommands, subscriptions } from '../harness/redis-server.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
-import { until } from './helpers/flow.js';
+import { undoAfterEach, until } from './helpers/flow.js';
 import { redisServerForFile } from './helpers/redis.js';
 
 closeEmulatorsAfterEach();
@@ -32,11 +32,8 @@ const HOLDERS = 40;
 const LATE_GRANTS = HOLDERS / 10;
 const WRONG = { username: E2E_USER, password: 'not-the-password-8c1e' };
 
-let undo: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const step of undo.reverse()) await step();
-  undo = [];
-});
+/** Plugin handles, stores, connections and folders the test took: undone after it, even when it fails. */
+const undo = undoAfterEach();
 
 /** `store`, counting the locks it grants: the turns its holders take at the account. */
 function counted(store: TokenStore, grants: { count: number }): TokenStore {

@@ -18,7 +18,7 @@ import { subscriptions } from '../harness/redis-server.js';
 import { startRedisSentinel } from '../harness/redis-sentinel.js';
 import type { RedisSentinel } from '../harness/redis-sentinel.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
-import { until } from './helpers/flow.js';
+import { undoAfterEach, until } from './helpers/flow.js';
 import { redisForFile } from './helpers/redis.js';
 import {
   CONTRACT_NAMES,
@@ -38,15 +38,11 @@ closeEmulatorsAfterEach();
 let serial = 0;
 let prefix: string;
 /** Connections, subscriptions and plugin handles the test took: undone after it, even when it fails. */
-let undo: Array<() => unknown> = [];
+const undo = undoAfterEach();
 
 beforeEach(() => {
   serial += 1;
   prefix = `clients-test:${serial}`;
-  undo = [];
-});
-afterEach(async () => {
-  for (const step of undo.reverse()) await step();
 });
 
 const key = (name: 'pair' | 'lock') => `{${prefix}}:${name}`;

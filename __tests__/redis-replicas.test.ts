@@ -14,6 +14,7 @@ import type { RedisServer } from '../harness/redis-server.js';
 import { startRedisReplicas } from '../harness/redis-sentinel.js';
 import type { RedisReplicas } from '../harness/redis-sentinel.js';
 import { accountRecord, PAIR_A, PAIR_B } from './helpers/store-contract.js';
+import { undoAfterEach } from './helpers/flow.js';
 
 requireRedisServer();
 
@@ -28,14 +29,11 @@ afterAll(async () => {
 
 let serial = 0;
 let prefix: string;
-let undo: Array<() => unknown> = [];
+/** Connections and stores the test took: undone after it, even when it fails. */
+const undo = undoAfterEach();
 beforeEach(() => {
   serial += 1;
   prefix = `replicas-test:${serial}`;
-  undo = [];
-});
-afterEach(async () => {
-  for (const step of undo.reverse()) await step();
 });
 
 const pairKey = () => `{${prefix}}:pair`;

@@ -8,7 +8,7 @@ import type { TokenStoreLock } from '../lib/index.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisTokenStoreOptions } from '../lib/stores/redis.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
-import { burst, fulfilled, until } from './helpers/flow.js';
+import { burst, fulfilled, undoAfterEach, until } from './helpers/flow.js';
 import {
   accountRecord as accountRecordOf,
   expectRoundTrip,
@@ -38,7 +38,7 @@ let redis: Redis;
 let serial = 0;
 let prefix: string;
 /** Connections, locks, subscriptions and plugin handles the test took: undone after it, even when it fails. */
-let undo: Array<() => unknown> = [];
+const undo = undoAfterEach();
 
 beforeAll(async () => {
   server = await startRedisServer();
@@ -54,11 +54,6 @@ afterAll(async () => {
 beforeEach(() => {
   serial += 1;
   prefix = `token-keeper-test:${serial}`;
-  undo = [];
-});
-
-afterEach(async () => {
-  for (const step of undo.reverse()) await step();
 });
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

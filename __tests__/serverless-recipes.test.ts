@@ -2,21 +2,12 @@
 // example's module (jest.isolateModulesAsync: empty memory, new clients), its handler called with an event or a
 // Request, against the emulator over HTTP and a real redis-server (through the bridge of Upstash's REST protocol for
 // @upstash/redis). The counts are the emulator's: a fleet of cold starts logs in once, and renews once per expiry.
-import { startUpstashBridge } from '../harness/upstash-rest.js';
-import type { UpstashBridge } from '../harness/upstash-rest.js';
 import type { TokenPair } from '../lib/index.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
-import { redisForFile } from './helpers/redis.js';
+import { upstashBridgeForFile } from './helpers/redis.js';
 
-const { server, redis } = redisForFile();
+const { server, redis, bridge } = upstashBridgeForFile();
 closeEmulatorsAfterEach();
-let bridge: UpstashBridge;
-beforeAll(async () => {
-  bridge = await startUpstashBridge({ redisUrl: server().url });
-});
-afterAll(async () => {
-  await bridge?.stop();
-});
 
 const saved = { ...process.env };
 let service: Awaited<ReturnType<typeof emulator>>;
@@ -27,8 +18,8 @@ beforeEach(async () => {
     API_URL: service.url,
     API_USERNAME: E2E_USER,
     API_PASSWORD: E2E_PASSWORD,
-    UPSTASH_REDIS_REST_URL: bridge.url,
-    UPSTASH_REDIS_REST_TOKEN: bridge.token,
+    UPSTASH_REDIS_REST_URL: bridge().url,
+    UPSTASH_REDIS_REST_TOKEN: bridge().token,
     REDIS_URL: server().url,
     UPSTASH_DISABLE_TELEMETRY: '1',
   });
@@ -95,8 +86,8 @@ it('cloudflare-worker.ts: three isolates share one pair: 1 login, and 1 token ca
     API_URL: service.url,
     API_USERNAME: E2E_USER,
     API_PASSWORD: E2E_PASSWORD,
-    UPSTASH_REDIS_REST_URL: bridge.url,
-    UPSTASH_REDIS_REST_TOKEN: bridge.token,
+    UPSTASH_REDIS_REST_URL: bridge().url,
+    UPSTASH_REDIS_REST_TOKEN: bridge().token,
   };
   const isolates: Worker[] = [];
   for (let isolate = 0; isolate < 3; isolate += 1)

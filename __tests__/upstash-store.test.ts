@@ -10,11 +10,9 @@ import { Redis } from '@upstash/redis';
 import { attachTokenAuth } from '../lib/index.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } from '../lib/stores/redis.js';
-import { startUpstashBridge } from '../harness/upstash-rest.js';
-import type { UpstashBridge } from '../harness/upstash-rest.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
-import { until } from './helpers/flow.js';
-import { redisForFile } from './helpers/redis.js';
+import { undoAfterEach, until } from './helpers/flow.js';
+import { upstashBridgeForFile } from './helpers/redis.js';
 import {
   CONTRACT_NAMES,
   expectRoundTrip,
@@ -25,35 +23,25 @@ import {
 } from './helpers/store-contract.js';
 import { escapeAccountName } from '../lib/stores/account-key.js';
 
-const { server, redis } = redisForFile();
+const { redis, bridge } = upstashBridgeForFile();
 closeEmulatorsAfterEach();
-let bridge: UpstashBridge;
-beforeAll(async () => {
-  bridge = await startUpstashBridge({ redisUrl: server().url });
-});
-afterAll(async () => {
-  await bridge?.stop();
-});
 
 let serial = 0;
 let prefix: string;
-let undo: Array<() => unknown> = [];
+/** Stores and plugin handles the test took: undone after it, even when it fails. */
+const undo = undoAfterEach();
 beforeEach(() => {
   serial += 1;
   prefix = `upstash-test:${serial}`;
-  undo = [];
-  bridge.resetCounts();
-});
-afterEach(async () => {
-  for (const step of undo.reverse()) await step();
+  bridge().resetCounts();
 });
 
 /** The client options a test runs with: the defaults, or the three the store must not depend on turned off. */
 type ClientOptions = { responseEncoding?: false; enableAutoPipelining?: false; automaticDeserialization?: false };
 
 /** A client as a function instance makes it: its own, no retries to wait on, no telemetry headers. */
-const upstash = (options: ClientOptions = {}, token = bridge.token) =>
-  new Redis({ url: bridge.url, token, retry: false, enableTelemetry: false, ...options });
+const upstash = (options: ClientOptions = {}, token = bridge().token) =>
+  new Redis({ url: bridge().url, token, retry: false, enableTelemetry: false, ...options });
 
 const key = (name: 'pair' | 'lock') => `{${prefix}}:${name}`;
 
@@ -121,11 +109,11 @@ describe('RedisTokenStore on @upstash/redis: what replaces pub/sub, and its cost
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 0 });
     await Promise.all(holders.map(({ auth }) => auth.flush()));
     await until(async () => (await redis().exists(key('lock'))) === 0, 5_000);
-    bridge.resetCounts();
+    bridge().resetCounts();
 
     for (let request = 0; request < 10; request += 1)
       expect((await holders[request % 2]!.api.get('/orders')).status).toBe(200);
-    expect(bridge.counts()).toMatchObject({ requests: 0, commands: 0 });
+    expect(bridge().counts()).toMatchObject({ requests: 0, commands: 0 });
 
     // At an expiry, the holder whose request is refused first renews: it consults the account's record (GET), takes
     // the lock (LOCK), reads the pair and the record under it (2 GET), refreshes, writes the pair and the record
@@ -139,7 +127,7 @@ describe('RedisTokenStore on @upstash/redis: what replaces pub/sub, and its cost
       await until(async () => (await redis().exists(key('lock'))) === 0, 5_000);
     }
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
-    expect(bridge.counts().byCommand).toEqual(
+    expect(bridge().counts().byCommand).toEqual(
       new Map([
         ['get', 3 + 3],
         ['evalsha', 4 + 2],
@@ -206,7 +194,9 @@ describe('RedisTokenStore: the REST clients and options it refuses, saying what 
   });
 
   it('takes the client as users make it, typed: `new RedisTokenStore(new Redis({ url, token }), { prefix })`', async () => {
-    const store = new RedisTokenStore(new Redis({ url: bridge.url, token: bridge.token, retry: false }), { prefix });
+    const store = new RedisTokenStore(new Redis({ url: bridge().url, token: bridge().token, retry: false }), {
+      prefix,
+    });
     expect(await store.set(PAIR_A)).toBe(true);
     expect(await redis().exists(key('pair'))).toBe(1);
   });

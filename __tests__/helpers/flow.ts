@@ -29,3 +29,15 @@ export async function until(condition: () => boolean | Promise<boolean>, timeout
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
+
+/**
+ * The test's undo list, for what a test takes (connections, locks, subscriptions, plugin handles, folders): each step
+ * pushed runs after the test, newest first, even when the test failed half-way. Call it where its `afterEach` belongs.
+ */
+export function undoAfterEach(): Array<() => unknown> {
+  const undo: Array<() => unknown> = [];
+  afterEach(async () => {
+    for (const step of undo.splice(0).reverse()) await step();
+  });
+  return undo;
+}

@@ -1,5 +1,7 @@
 import Redis from 'ioredis';
 import { requireRedisServer, startRedisServer } from '../../harness/redis-server.js';
+import { startUpstashBridge } from '../../harness/upstash-rest.js';
+import type { UpstashBridge } from '../../harness/upstash-rest.js';
 import type { RedisServer } from '../../harness/redis-server.js';
 
 /**
@@ -41,6 +43,33 @@ export function redisForFile(): { server: () => RedisServer; redis: () => Redis 
     redis: () => {
       if (!connection) throw new Error('redis-server did not start (see beforeAll).');
       return connection;
+    },
+  };
+}
+
+/**
+ * {@link redisForFile}'s server and connection, and a bridge of Upstash's REST protocol to that server (what an
+ * @upstash/redis client talks to): started before the file's tests, stopped after them.
+ */
+export function upstashBridgeForFile(): {
+  server: () => RedisServer;
+  redis: () => Redis;
+  bridge: () => UpstashBridge;
+} {
+  const { server, redis } = redisForFile();
+  let bridge: UpstashBridge | undefined;
+  beforeAll(async () => {
+    bridge = await startUpstashBridge({ redisUrl: server().url });
+  });
+  afterAll(async () => {
+    await bridge?.stop();
+  });
+  return {
+    server,
+    redis,
+    bridge: () => {
+      if (!bridge) throw new Error('the Upstash bridge did not start (see beforeAll).');
+      return bridge;
     },
   };
 }

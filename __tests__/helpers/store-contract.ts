@@ -1,5 +1,5 @@
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../../lib/index.js';
-import { until } from './flow.js';
+import { undoAfterEach, until } from './flow.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -71,10 +71,7 @@ export interface LockRig {
 export function testStoreLock(name: string, { open, fences, lease }: LockRig): void {
   describe(`${name}: lock`, () => {
     /** Releases of the locks the test took: run after it, even when it fails half-way. */
-    const undo: Array<() => unknown> = [];
-    afterEach(async () => {
-      for (const step of undo.splice(0).reverse()) await step();
-    });
+    const undo = undoAfterEach();
     const { locked } = undoable(() => undo);
     /** The lease is held, with at most `ttlMs` left where the store keeps that. */
     const expectHeld = async (held: LeaseRig, ttlMs: number): Promise<void> => {
@@ -390,10 +387,7 @@ export function testStoreAccounts(name: string, rig: AccountsRig): void {
   }
 
   describe(`${name}: accounts apart`, () => {
-    const undo: Array<() => unknown> = [];
-    afterEach(async () => {
-      for (const step of undo.splice(0).reverse()) await step();
-    });
+    const undo = undoAfterEach();
     const { locked, listen } = undoable(() => undo);
     /** The default account (undefined) and every hostile name, each with a pair of its own. */
     const accounts: Array<string | undefined> = [undefined, ...HOSTILE_NAMES];
