@@ -14,8 +14,8 @@ export function keepsAccount(store: TokenStore | undefined): boolean {
  * The record pauses logins now: what a store announces to the holders waiting for its lock (`subscribeAccount`), where
  * a message to every holder costs.
  */
-export function pausesLogins(record: AccountRecord, now = Date.now()): boolean {
-  return record.loginPause !== null && record.loginPause.until > now;
+export function pausesLogins(record: AccountRecord): boolean {
+  return record.loginPause !== null && record.loginPause.until > Date.now();
 }
 
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);

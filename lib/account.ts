@@ -147,8 +147,9 @@ export class Account implements TokenAuthAccount {
   }
 
   /** Brings the guards up to what any holder of a shared store found (a refusal about to renew). */
-  async consult(config: InternalAxiosRequestConfig): Promise<void> {
-    if (this.account.shared) await abortable(this.record.consult(), config);
+  consult(config: InternalAxiosRequestConfig): Promise<unknown> {
+    // The wait itself, as waitForRenewal's: a request waiting here holds no suspended function of its own.
+    return this.account.shared ? abortable(this.record.consult(), config) : Promise.resolve();
   }
 
   /**

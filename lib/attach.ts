@@ -57,9 +57,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
   );
   const client = new TokenClient(resolved);
   const accounts = new Accounts({ options: resolved, client, reports }, resolved.store, resolved.maxAccounts);
-  const replays = new Replays(reports, origins, resolved);
   let ejected = false;
-  const isEjected = (): boolean => ejected;
 
   // The adapter a request would have used without the plugin, under a symbol of this attachment alone.
   const inner = Symbol('axios-token-keeper.adapter');
@@ -174,7 +172,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
             return response;
           })
         : sent;
-    return answered.catch((error: unknown) => replays.recover(error, ticket, config, isEjected, adapter, sendAgain));
+    return answered.catch((error: unknown) => replays.recover(error, ticket, config, adapter));
   };
 
   /** A refused request sent again with the pair the replays give: one function for all, so none holds a closure. */
@@ -184,6 +182,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     ticket: Ticket,
     next: PairInUse,
   ): Promise<AxiosResponse> => attempt(adapter, config, ticket.account.ticket(next, ticket.replays + 1), next, true);
+  const replays = new Replays(reports, origins, resolved, () => ejected, sendAgain);
 
   // The request interceptor arms each request with the adapter above, around the one it would have used: its own,
   // or the instance's. One that an interceptor sets after this one (a cache's answer from memory) goes out as it is.

@@ -158,12 +158,12 @@ export class RenewalMachine {
     const waited = config ? abortable(renewal, config) : renewal;
     // Thousands of requests may wait at once: one that waits until the renewal ends is the renewal itself, counted off
     // with the others as it ends, with nothing of its own to hold. One that may stop sooner counts itself off.
+    this.reports.startedWaiting();
     if (waiters && waited === renewal) {
       waiters.untilEnd += 1;
-      this.reports.startedWaiting();
       return renewal;
     }
-    return waited.finally(this.reports.waiter());
+    return waited.finally(this.reports.stoppedOne);
   }
 
   /** Resolves once no renewal is under way. */
@@ -196,10 +196,16 @@ export class RenewalMachine {
     start: Omit<Scope, 'turn'>,
   ): Promise<PairInUse> {
     // Logins paused, as this holder knows, and only a login would do: the record as the store has it now says whether
-    // the pause still holds, and then the renewal fails with it, without a turn at the lock (for a fleet, N turns).
+    // the pause still holds, and then the renewal fails with it, without a turn at the lock (for a fleet, N turns);
+    // unless the store holds a pair this holder has not heard of (`setTokens` elsewhere, a store that tells nobody).
     if (mode === 'auto' && this.mustLogIn(replacing) && this.account.cooldown.pending()) {
       const halt = await this.halted(replacing);
-      if (halt) throw halt;
+      if (halt) {
+        const stored = await this.link.peek();
+        if (stored && this.account.accepts(stored, { replacing, renewing: true }))
+          return this.take(stored, start.epoch);
+        throw halt;
+      }
     }
     const turn =
       mode === 'auto'
@@ -228,7 +234,12 @@ export class RenewalMachine {
   /** Renewing `replacing` can only log in: it has no refresh token (nor a cookie's) to send, or one found refused. */
   private mustLogIn(replacing: TokenPair | undefined): boolean {
     if (replacing?.refresh !== undefined) return this.account.isRefusedRefresh(replacing.refresh);
-    return !this.options.refreshTokenInCookie || this.account.cookieRefreshRefused;
+    return !this.cookieMayRefresh;
+  }
+
+  /** The refresh token is the browser's, in a cookie, and the token call has not refused it. */
+  private get cookieMayRefresh(): boolean {
+    return this.options.refreshTokenInCookie && !this.account.cookieRefreshRefused;
   }
 
   /** The renewal's work in its turn at the store, with the account's guards as the store has them. */
@@ -261,8 +272,7 @@ export class RenewalMachine {
       return await this.loginWith('refresh-rejected', mode, scope);
     }
     // A refresh token in a cookie is the browser's to send: the token call goes whether or not one is held here.
-    const canRefresh =
-      basis?.refresh !== undefined || (this.options.refreshTokenInCookie && !this.account.cookieRefreshRefused);
+    const canRefresh = basis?.refresh !== undefined || this.cookieMayRefresh;
     if (mode === 'login' || !canRefresh) return await this.loginWith(reason, mode, scope);
     try {
       return await this.refreshWith(basis?.refresh, reason, scope);

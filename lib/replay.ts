@@ -1,5 +1,5 @@
 import { AxiosHeaders, isAxiosError } from 'axios';
-import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
+import type { AxiosAdapter, AxiosError, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import { succeeds } from './abort.js';
 import type { Ticket } from './account.js';
 import type { PairInUse } from './account-state.js';
@@ -22,10 +22,16 @@ export class Replays {
    */
   private readonly isTokenRefusal: (error: AxiosError, config: InternalAxiosRequestConfig) => boolean;
 
+  /**
+   * `ejected`: after eject() a request would go out without a token. `sendAgain` sends a refused request once more,
+   * one function for every request, so that a waiting request holds no step and no closure of its own for it.
+   */
   constructor(
     private readonly reports: Reports,
     private readonly origins: OriginPolicy,
     options: Pick<ResolvedOptions, 'isTokenRejected'>,
+    private readonly ejected: () => boolean,
+    private readonly sendAgain: SendAgain,
   ) {
     const isTokenRejected = options.isTokenRejected;
     this.isTokenRefusal =
@@ -35,34 +41,30 @@ export class Replays {
   }
 
   /**
-   * After a refusal: the request sent once more by `sendAgain` with the pair to send it with, or the refusal itself,
-   * masked, for the caller. A replay refused for a pair that a later renewal has replaced (tokens that expired again
-   * meanwhile) goes once more with the newer one; refused with the current pair, it goes to the caller. `ejected`:
-   * after eject() the request would go out without a token. `sendAgain` is called here with `via` (the request's
-   * adapter), not chained on by the caller, and is one function for every request, so that a waiting request holds
-   * no step and no closure of its own for it. Throws at once what needs no wait.
+   * After a refusal: the request sent once more through `via` (its adapter) with the pair to send it with, or the
+   * refusal itself, masked, for the caller. A replay refused for a pair that a later renewal has replaced (tokens that
+   * expired again meanwhile) goes once more with the newer one; refused with the current pair, it goes to the caller.
+   * Throws at once what needs no wait.
    */
-  recover<R, V>(
+  recover(
     error: unknown,
     ticket: Ticket,
     config: InternalAxiosRequestConfig,
-    ejected: () => boolean,
-    via: V,
-    sendAgain: SendAgain<R, V>,
-  ): Promise<R> {
+    via: AxiosAdapter,
+  ): Promise<AxiosResponse> {
     const { account } = ticket;
     if (!isAxiosError(error)) throw error;
     // A refusal from elsewhere (a redirect to another origin, which got no token) is not about our token.
     const answeredBy = answeredFrom(error.request);
     if (
-      ejected() ||
+      this.ejected() ||
       !this.isTokenRefusal(error, config) ||
       (answeredBy !== undefined && !this.origins.allowsURL(answeredBy))
     )
       throw account.secrets.axiosError(error);
     // A stream was consumed by the first send and cannot go again: the renewal is for the requests that follow.
     if (isStream(config.data)) return this.afterStreamSent(error, ticket, config);
-    return this.replay(error, ticket, config, ejected, via, sendAgain);
+    return this.replay(error, ticket, config, via);
   }
 
   /**
@@ -72,14 +74,12 @@ export class Replays {
    * own (each suspended function is held), a try rather than a closure to mask with (a closure here would hold this
    * function's variables in a context of their own), and the endpoint worked out once the wait is over.
    */
-  private async replay<R, V>(
+  private async replay(
     error: AxiosError,
     ticket: Ticket,
     config: InternalAxiosRequestConfig,
-    ejected: () => boolean,
-    via: V,
-    sendAgain: SendAgain<R, V>,
-  ): Promise<R> {
+    via: AxiosAdapter,
+  ): Promise<AxiosResponse> {
     // A replay refused with a pair another holder obtained says nothing of whether renewing cures the endpoint: that
     // pair may have died (expired, revoked) since its holder got it. It is renewed once, as a first refusal would be.
     let inUse: PairInUse | null;
@@ -92,9 +92,9 @@ export class Replays {
         throw masked(ticket, reason);
       }
     } else inUse = await this.afterReplayRefusal(ticket, config);
-    if (inUse === null || ejected()) throw ticket.account.secrets.axiosError(error);
+    if (inUse === null || this.ejected()) throw ticket.account.secrets.axiosError(error);
     ticket.account.replaying(config);
-    return sendAgain(via, config, ticket, inUse);
+    return this.sendAgain(via, config, ticket, inUse);
   }
 
   /** {@link recover} for a stream: the renewal for the requests that follow, then the refusal for the caller. */
@@ -195,12 +195,12 @@ export class Replays {
  * Sends a refused request again through `via` (its adapter) under `ticket`, whose account's pair `inUse` it goes with
  * now: one function for every request (see {@link Replays.recover}).
  */
-export type SendAgain<R, V> = (
-  via: V,
+export type SendAgain = (
+  via: AxiosAdapter,
   config: InternalAxiosRequestConfig,
   ticket: Ticket,
   inUse: PairInUse,
-) => Promise<R>;
+) => Promise<AxiosResponse>;
 
 /** What the account's refusals are remembered by: the method and the URL without its query, `GET /orders`. */
 function endpointOf(config: InternalAxiosRequestConfig): string {

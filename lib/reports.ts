@@ -64,23 +64,18 @@ export class AccountReports {
     this.reports.emit('refresh', { ...call, rotated }, this.account);
   }
 
-  /** A caller starts waiting for a renewal; the function returned says it stopped (the renewal ended, or it quit). */
-  waiter(): () => void {
-    this.counts.waiting += 1;
-    return () => {
-      this.counts.waiting -= 1;
-    };
-  }
-
-  /** A caller starts waiting for a renewal until it ends: {@link stoppedWaiting} counts it off. */
+  /** A caller starts waiting for a renewal: {@link stoppedWaiting} counts it off. */
   startedWaiting(): void {
     this.counts.waiting += 1;
   }
 
-  /** A renewal ended, and `callers` that waited for it until then stopped. */
-  stoppedWaiting(callers: number): void {
+  /** `callers` that waited for a renewal stopped: it ended, or they quit (aborted, out of time). */
+  stoppedWaiting(callers = 1): void {
     this.counts.waiting -= callers;
   }
+
+  /** One caller stopped waiting: {@link stoppedWaiting} as one function for them all, so that none holds a closure. */
+  readonly stoppedOne = (): void => this.stoppedWaiting();
 
   /** A pair another holder stored (or that was stored at start) is in use, with no call. */
   load(pair: TokenPair): void {

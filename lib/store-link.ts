@@ -28,13 +28,15 @@ export class StoreLink {
   private silentAtLoad = false;
   /** Every turn's writes and release so far, in the order the turns began. */
   private settling: Promise<void> = Promise.resolve();
-  /** While a renewal waits for the lock: told of each pair another holder stored meanwhile. */
-  private onStored: ((pair: TokenPair) => void) | undefined;
-  /** While a renewal waits for the lock: told when another holder wrote a login pause into the account's record. */
-  private onHalting: (() => void) | undefined;
+  /**
+   * The renewal waiting for the lock, if any: told of each pair another holder stored meanwhile, and of each login
+   * pause another holder wrote into the account's record.
+   */
+  private waiter: { stored(pair: TokenPair): void; halting(): void } | undefined;
   private readonly unsubscribe: () => void;
   private readonly unsubscribeAccount: () => void;
   private accountReading: Promise<AccountRecord | undefined> | undefined;
+  private pairReading: Promise<TokenPair | null> | undefined;
   /** The messages of the missing keys said so far: each is said once. */
   private readonly keysMissing = new Set<string>();
 
@@ -55,7 +57,7 @@ export class StoreLink {
         const checked = pair === null ? null : completed(pair);
         if (checked !== undefined) this.stored(checked);
       }) ?? noop;
-    this.unsubscribeAccount = (keepsAccount && store.subscribeAccount?.(() => this.onHalting?.())) || noop;
+    this.unsubscribeAccount = (keepsAccount && store.subscribeAccount?.(() => this.waiter?.halting())) || noop;
   }
 
   /**
@@ -64,10 +66,23 @@ export class StoreLink {
    */
   readAccount(): Promise<AccountRecord | undefined> {
     if (!this.keepsAccount) return Promise.resolve(undefined);
-    return (this.accountReading ??= this.call(() => this.store.getAccount?.())
+    return (this.accountReading ??= this.call(() => this.store.getAccount?.(), true, noop, true)
       // FAILED, as anything that is not a record, is none.
       .then(accountRecordIn)
       .finally(() => (this.accountReading = undefined)));
+  }
+
+  /**
+   * The stored pair, read without the lock, to see whether another holder stored one this holder has not heard of;
+   * one read for the callers that ask at once. Null when there is none, or it is one this holder gave up.
+   */
+  peek(): Promise<TokenPair | null> {
+    return (this.pairReading ??= this.call(() => this.store.get(), true, noop, true)
+      .then((read) => {
+        const pair = fromStore(read);
+        return pair && !this.account.givenUp(pair) ? pair : null;
+      })
+      .finally(() => (this.pairReading = undefined)));
   }
 
   /** The stored pair has been read once: until then, a request goes through `load()`. */
@@ -96,6 +111,7 @@ export class StoreLink {
           () => this.store.get(),
           true,
           whenUnanswered(() => (this.silentAtLoad = true)),
+          true,
         );
       } catch (error) {
         // A record this holder cannot open (sealed with a key it lacks): the next request reads it again.
@@ -126,26 +142,26 @@ export class StoreLink {
   ): Promise<StoreTurn | PairInUse> {
     const waiting = new AbortController();
     let stop: Error | undefined;
-    const onStored = (pair: TokenPair): void => {
-      if (this.account.accepts(pair, { replacing, renewing: true })) waiting.abort();
+    const waiter = {
+      stored: (pair: TokenPair): void => {
+        if (this.account.accepts(pair, { replacing, renewing: true })) waiting.abort();
+      },
+      halting: (): void => {
+        void halted().then((error) => {
+          if (!error || waiting.signal.aborted) return;
+          stop = error;
+          waiting.abort();
+        }, noop);
+      },
     };
-    const onHalting = (): void => {
-      void halted().then((error) => {
-        if (!error || waiting.signal.aborted) return;
-        stop = error;
-        waiting.abort();
-      }, noop);
-    };
-    this.onStored = onStored;
-    this.onHalting = onHalting;
+    this.waiter = waiter;
     try {
       const turn = await this.open(waiting.signal);
       if (!waiting.signal.aborted) return turn;
       // It holds no lock, or one granted just before the abort, which its end releases.
       void turn.end();
     } finally {
-      if (this.onStored === onStored) this.onStored = undefined;
-      if (this.onHalting === onHalting) this.onHalting = undefined;
+      if (this.waiter === waiter) this.waiter = undefined;
     }
     if (stop) throw stop;
     // The pair that ended the wait may have gone since (a logout elsewhere): then wait for the lock after all.
@@ -188,7 +204,7 @@ export class StoreLink {
     if (pair === null) return this.account.drop(true);
     if (pair.access === this.account.current?.pair.access || !this.account.accepts(pair)) return;
     this.account.use(pair, true);
-    this.onStored?.(pair);
+    this.waiter?.stored(pair);
   }
 
   /**
@@ -200,7 +216,11 @@ export class StoreLink {
     this.silentAtLoad = false;
     let answered = !silent;
     const lock = silent ? (this.store.lock ? MISSED : NO_LOCK) : await this.lock(signal, () => (answered = false));
-    const turn = new StoreTurn((operation) => this.call(() => operation(this.store)), lock, answered);
+    const turn = new StoreTurn(
+      (operation, read) => this.call(() => operation(this.store), true, noop, read),
+      lock,
+      answered,
+    );
     const previous = this.settling;
     turn.follow(previous);
     this.settling = Promise.all([previous, turn.ended]).then(() => undefined);
@@ -234,12 +254,13 @@ export class StoreLink {
 
   /**
    * The answer of `operation`; FAILED once it failed or, when `bounded`, took longer than `timeoutMs`; undefined when
-   * the store answered that what it holds cannot be used (see below).
+   * `operation` is a `read` and the store answered that what it holds cannot be used (see below).
    */
   private async call<T>(
     operation: () => T | Promise<T>,
     bounded = true,
     failed: (error: unknown) => void = noop,
+    read = false,
   ): Promise<T | undefined | typeof FAILED> {
     try {
       const call = Promise.resolve().then(operation);
@@ -259,7 +280,7 @@ export class StoreLink {
       // The store answered, and says what it holds cannot be used (a sealed pair that failed authentication): as a
       // store failure, the turn would write nothing and every holder would log in for itself; read as nothing, the
       // first holder under the lock logs in once and overwrites it, and the others take its pair.
-      if (hasCode(error, 'STORE_FAILED')) {
+      if (read && hasCode(error, 'STORE_FAILED')) {
         this.onFailure(this.secrets.copy(error));
         return undefined;
       }

@@ -27,7 +27,10 @@ export const MISSED: HeldLock = { release: noop, missed: true };
 export const FAILED = Symbol('failed');
 
 /** A call of the store, bounded and reported by the link. */
-export type Bounded = <T>(operation: (store: TokenStore) => T | Promise<T>) => Promise<T | undefined | typeof FAILED>;
+type Bounded = <T>(
+  operation: (store: TokenStore) => T | Promise<T>,
+  read: boolean,
+) => Promise<T | undefined | typeof FAILED>;
 
 /**
  * The store as one renewal (or call of the user's) uses it: under its lock (or none), with every call bounded; a
@@ -72,12 +75,12 @@ export class StoreTurn {
   }
 
   async get(): Promise<TokenPair | null> {
-    return fromStore(await this.call((store) => store.get()));
+    return fromStore(await this.call((store) => store.get(), true));
   }
 
   /** The account's record the store keeps, if it keeps one and it is one. */
   async getAccount(): Promise<AccountRecord | undefined> {
-    return accountRecordIn(await this.call((store) => store.getAccount?.()));
+    return accountRecordIn(await this.call((store) => store.getAccount?.(), true));
   }
 
   /** Writes the account's record without waiting for it; the lock is released once it is written. */
@@ -111,11 +114,15 @@ export class StoreTurn {
     this.finish();
   }
 
-  private async call<T>(operation: (store: TokenStore) => T | Promise<T>): Promise<Awaited<T> | undefined> {
+  /** `read`: a read, which a store may answer with "what I hold cannot be used" (none, then). */
+  private async call<T>(
+    operation: (store: TokenStore) => T | Promise<T>,
+    read = false,
+  ): Promise<Awaited<T> | undefined> {
     if (this.failed) return undefined;
     await this.previous;
     if (this.failed) return undefined;
-    const answer = await this.bounded(operation);
+    const answer = await this.bounded(operation, read);
     if (answer !== FAILED) return answer;
     this.failed = true;
     return undefined;
