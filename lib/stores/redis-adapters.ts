@@ -50,8 +50,20 @@ export interface RedisSubscription {
   stop(channel: string): Promise<void>;
 }
 
-/** The store's commands on `client`; a TypeError (see recogniseClient) for a client it cannot use. */
+/**
+ * The store's commands on `client`, each failure without what the client attaches to it (see {@link answerOf}); a
+ * TypeError (see recogniseClient) for a client it cannot use.
+ */
 export function commandsOf(client: unknown): RedisCommands {
+  const commands = familyCommands(client);
+  return {
+    eval: (script, keys, args) => answerOf(commands.eval(script, keys, args)),
+    write: (script, keys, args, waitMs) => answerOf(commands.write(script, keys, args, waitMs)),
+    get: (key) => answerOf(commands.get(key)),
+  };
+}
+
+function familyCommands(client: unknown): RedisCommands {
   const recognised = recogniseClient(client);
   // One per client, shared by the accounts' stores: what each node has for replicas is the client's to know.
   const replicas = new ReplicaWaits();
@@ -259,7 +271,7 @@ function upstashCommands(client: UpstashClientLike): RedisCommands {
 function text(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (typeof value === 'string') return value;
-  if (value instanceof Uint8Array) return new TextDecoder().decode(value);
+  if (value instanceof Uint8Array) return UTF8.decode(value);
   // A number or a boolean where text was expected (RESP3 has both); anything else as JSON, never "[object Object]",
   // which is also how a record @upstash/redis parsed as JSON (its `automaticDeserialization`) is given back.
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
@@ -274,6 +286,9 @@ function reply(value: unknown): RedisReply {
   return text(value);
 }
 
+/** Decodes the byte replies: one decoder for them all. */
+const UTF8 = new TextDecoder();
+
 /** An integer reply, whether the client gave it as a number or as a string (ioredis' `stringNumbers`). */
 export function integer(reply: RedisReply | undefined): number {
   return typeof reply === 'number' ? reply : Number(reply);
@@ -283,7 +298,7 @@ export function integer(reply: RedisReply | undefined): number {
  * A command's answer, or its error without what the client attaches to it: ioredis' `command.args` holds the record
  * written, tokens included. Only the message is kept, which no client fills with the arguments.
  */
-export async function answerOf<T>(reply: Promise<T>): Promise<T> {
+async function answerOf<T>(reply: Promise<T>): Promise<T> {
   try {
     return await reply;
   } catch (error) {

@@ -29,20 +29,18 @@ export class ReplicaWaits {
 
   /**
    * Waits up to `ms` for one replica of `node` to acknowledge the writes sent on its connection so far; at once when
-   * `ms` is 0 or the node has no replica. Resolves to how many acknowledged (undefined: none was asked). Never rejects:
-   * the write stands on the master either way, and what WAIT could not confirm the holders' own rule covers (a holder
-   * that finds an older pair than it knew logs in).
+   * `ms` is 0 or the node has no replica. Never rejects: the write stands on the master either way, and what WAIT
+   * could not confirm the holders' own rule covers (a holder that finds an older pair than it knew logs in).
    */
-  async after(node: RedisNode, ms: number): Promise<number | undefined> {
-    if (!(ms >= 1)) return undefined;
+  async after(node: RedisNode, ms: number): Promise<void> {
+    if (!(ms >= 1)) return;
     try {
-      if ((await this.count(node)) === 0) return undefined;
+      if ((await this.count(node)) === 0) return;
       const acknowledged = Number(await node.send(['WAIT', '1', String(Math.floor(ms))]));
+      // None in time: the replicas are read again before the next wait.
       if (!(acknowledged >= 1)) this.replicas.delete(node.id);
-      return acknowledged;
     } catch {
       this.replicas.delete(node.id);
-      return undefined;
     }
   }
 

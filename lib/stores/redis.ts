@@ -16,7 +16,7 @@ import type { Attempt } from './lease.js';
 import { shown } from './options.js';
 import { resolveRedisOptions } from './redis-options.js';
 import type { RedisTokenStoreOptions, ResolvedRedisOptions } from './redis-options.js';
-import { answerOf, commandsOf, integer, subscriptionOf } from './redis-adapters.js';
+import { commandsOf, integer, subscriptionOf } from './redis-adapters.js';
 import { EXTEND, LOCK, RELEASE, WRITE, WRITE_ACCOUNT } from './redis-scripts.js';
 import { ChannelListening, RedisChannels } from './redis-channels.js';
 import { checkAccountName, escapeAccountName } from './account-key.js';
@@ -197,7 +197,7 @@ export class RedisTokenStore implements TokenStore {
    * no pair.
    */
   async get(): Promise<TokenPair | null> {
-    const text = await answerOf(this.client.get(this.keys.pair));
+    const text = await this.client.get(this.keys.pair);
     return text === null ? null : this.#records.open(parseRecord(text, this.where()));
   }
 
@@ -213,7 +213,7 @@ export class RedisTokenStore implements TokenStore {
 
   /** The account's record (`{prefix}:account`), which every process sharing the pair consults; null when none. */
   async getAccount(): Promise<AccountRecord | null> {
-    return parseAccountRecord(await answerOf(this.client.get(this.keys.account))) ?? null;
+    return parseAccountRecord(await this.client.get(this.keys.account)) ?? null;
   }
 
   /**
@@ -226,7 +226,7 @@ export class RedisTokenStore implements TokenStore {
     // Said on the channel only when it pauses logins: the waiters for the lock that would log in stop then.
     const channel = pausesLogins(record) ? this.channel : '';
     const args = [JSON.stringify(record), fence ?? '', Math.max(0, ttlMs), channel];
-    return integer(await answerOf(this.client.write(WRITE_ACCOUNT, keys, args, this.replicaWaitMs()))) === 1;
+    return integer(await this.client.write(WRITE_ACCOUNT, keys, args, this.replicaWaitMs())) === 1;
   }
 
   /**
@@ -238,7 +238,7 @@ export class RedisTokenStore implements TokenStore {
     this.callBoundMs = request?.tryTimeoutMs ?? this.callBoundMs;
     // WebCrypto's: global in Node 20 and later, Bun, Deno and the edge runtimes; node:crypto's on Node 18 (web-crypto.ts).
     const owner = (await webCrypto()).randomUUID();
-    const release = () => answerOf(this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]));
+    const release = () => this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]);
     this.lockWaits += 1;
     let fence: number;
     try {
@@ -257,7 +257,7 @@ export class RedisTokenStore implements TokenStore {
       this.unlistenWhenUnheard();
     }
     const extend = async () =>
-      integer(await answerOf(this.client.eval(EXTEND, [this.keys.lock], [owner, this.options.lockTtlMs]))) === 1;
+      integer(await this.client.eval(EXTEND, [this.keys.lock], [owner, this.options.lockTtlMs])) === 1;
     const lease = keepAlive(extend, this.options.lockTtlMs);
     return {
       fence,
@@ -289,7 +289,7 @@ export class RedisTokenStore implements TokenStore {
 
   private async tryLock(owner: string): Promise<Attempt<number>> {
     const keys = [this.keys.pair, this.keys.fence, this.keys.lock];
-    const answer = await answerOf(this.client.eval(LOCK, keys, [owner, this.options.lockTtlMs, this.options.keyTtlMs]));
+    const answer = await this.client.eval(LOCK, keys, [owner, this.options.lockTtlMs, this.options.keyTtlMs]);
     const [granted, value, record] = Array.isArray(answer) ? answer : [];
     if (integer(granted) === 1) return { granted: integer(value) };
     // Only a pair: a key found missing is an emptied Redis (a restart), not a logout, which publishes its own.
@@ -301,7 +301,7 @@ export class RedisTokenStore implements TokenStore {
   private async write(record: string, pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     const args = [record, fence ?? '', this.options.keyTtlMs, this.channel];
     const keys = [this.keys.pair, this.keys.fence];
-    const outcome = integer(await answerOf(this.client.write(WRITE, keys, args, this.replicaWaitMs())));
+    const outcome = integer(await this.client.write(WRITE, keys, args, this.replicaWaitMs()));
     if (outcome === -1)
       throw new Error(
         `${this.where()} holds something that is not a token record of this package; give the store another prefix or delete the key.`,
@@ -354,7 +354,7 @@ export class RedisTokenStore implements TokenStore {
 
   private async pickUp(): Promise<void> {
     try {
-      this.noticed((await answerOf(this.client.get(this.keys.pair))) ?? '');
+      this.noticed((await this.client.get(this.keys.pair)) ?? '');
     } catch {
       // A failed read is the next one's business.
     }

@@ -4,18 +4,24 @@
 // bundle for a Worker, the edge runtime or a browser holds no import of a Node built-in. The browser store takes
 // `globalThis.crypto` alone.
 
+let found: Promise<Crypto> | undefined;
+
 /**
- * The platform's WebCrypto: `globalThis.crypto`, or node:crypto's `webcrypto` where it is not global (Node 18).
- * Rejects, saying so, where there is neither.
+ * The platform's WebCrypto: `globalThis.crypto`, or node:crypto's `webcrypto` where it is not global (Node 18), found
+ * once. Rejects, saying so, where there is neither.
  */
-export async function webCrypto(): Promise<Crypto> {
+export function webCrypto(): Promise<Crypto> {
+  return (found ??= locate());
+}
+
+async function locate(): Promise<Crypto> {
   const global = (globalThis as { crypto?: Crypto }).crypto;
   if (global?.subtle) return global;
   try {
     const { webcrypto } = (await nodeBuiltin('node:crypto')) as { webcrypto: Crypto };
     return webcrypto;
   } catch (error) {
-    throw new Error('This runtime has no WebCrypto (`crypto.subtle`), which a store with `encryption` needs.', {
+    throw new Error('This runtime has no WebCrypto (`crypto.subtle`), which the Redis lock and `encryption` need.', {
       cause: error,
     });
   }
