@@ -78,3 +78,12 @@ export function isTokenAuthError(value: unknown): value is TokenAuthError {
 export function hasCode(value: unknown, code: TokenAuthErrorCode): value is TokenAuthError {
   return isTokenAuthError(value) && value.code === code;
 }
+
+/** Why nothing renews by itself after `auth.logout()`. */
+export function signedOut(): TokenAuthError {
+  return new TokenAuthError(
+    'LOGGED_OUT',
+    'Signed out: `auth.logout()` was called (by this holder or another sharing the store), so no token is fetched by ' +
+      'itself until `auth.login()`, `auth.setTokens()` or `auth.refresh()`.',
+  );
+}

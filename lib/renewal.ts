@@ -2,7 +2,7 @@ import type { InternalAxiosRequestConfig } from 'axios';
 import { abortable } from './abort.js';
 import type { AccountState, PairInUse } from './account-state.js';
 import { credentialsFor } from './credentials.js';
-import { hasCode, TokenAuthError } from './errors.js';
+import { hasCode, signedOut, TokenAuthError } from './errors.js';
 import type { RenewalReason, TokenCallReport } from './handle.js';
 import type { ResolvedOptions } from './options.js';
 import { pairFromAnswer } from './parse.js';
@@ -195,9 +195,8 @@ export class RenewalMachine {
     replacing: TokenPair | undefined,
     start: Omit<Scope, 'turn'>,
   ): Promise<PairInUse> {
-    // Logins paused, as this holder knows, and only a login would do: the record as the store has it now says whether
-    // the pause still holds, and then the renewal fails with it, without a turn at the lock (for a fleet, N turns);
-    // unless the store holds a pair this holder has not heard of (`setTokens` elsewhere, a store that tells nobody).
+    // A known login pause, and only a login would do: if the record still says so, and the store holds no pair this
+    // holder missed (a store that tells nobody), fail with it, with no turn at the lock (for a fleet, N turns).
     if (mode === 'auto' && this.mustLogIn(replacing) && this.account.cooldown.pending()) {
       const halt = await this.halted(replacing);
       if (halt) {
@@ -398,13 +397,4 @@ export class RenewalMachine {
     if (this.account.current?.pair.access === dead.access) this.account.drop();
     if (stored?.access === dead.access) await scope.turn.clear();
   }
-}
-
-/** Why nothing renews by itself after `auth.logout()`. */
-export function signedOut(): TokenAuthError {
-  return new TokenAuthError(
-    'LOGGED_OUT',
-    'Signed out: `auth.logout()` was called (by this holder or another sharing the store), so no token is fetched by ' +
-      'itself until `auth.login()`, `auth.setTokens()` or `auth.refresh()`.',
-  );
 }
