@@ -9,6 +9,8 @@ export class Announcer {
   /** The listeners of the account's record (`subscribeAccount`), told when it pauses logins. */
   private readonly accountListeners = new Set<() => void>();
   private lastSeen: string | undefined;
+  /** The records read so far, announced in the order read. */
+  private reading: Promise<void> = Promise.resolve();
 
   /** The listeners, of the pair and of the account's record: while there are any, the store listens. */
   get size(): number {
@@ -39,5 +41,22 @@ export class Announcer {
     if (text === this.lastSeen) return;
     this.lastSeen = text;
     for (const listener of [...this.listeners]) listener(pair && { ...pair });
+  }
+
+  /**
+   * Announces a record another holder wrote, read as `text`, with the pair `open` finds in it (a sealed one opened):
+   * in the order read, since an opening may take a while and an older record must not be announced last; a record
+   * seen before is not opened again. One that is not ours, or does not open, is announced not at all: the store's
+   * `get()` reports it, where the plugin can say so.
+   */
+  announceRead(text: string, open: () => TokenPair | null | Promise<TokenPair | null>): void {
+    this.reading = this.reading.then(async () => {
+      if (text === this.lastSeen) return;
+      try {
+        this.announce(text, await open());
+      } catch {
+        // Reported by get() (above).
+      }
+    });
   }
 }

@@ -94,8 +94,6 @@ export class FileTokenStore implements TokenStore {
   private accountsWatch: DirectoryWatch | undefined;
   /** The pair's records, sealed with `encryption` (or in clear): private, so that nothing prints the keys. */
   #records: SealedRecords<TokenPair>;
-  /** What the watch saw of the file, announced in the order read, each record opened first. */
-  #noticing: Promise<void> = Promise.resolve();
 
   /**
    * @param path The token file. Its directory is created (mode 0700) when missing; keep it where only this
@@ -361,14 +359,7 @@ export class FileTokenStore implements TokenStore {
     this.wakeup.wake();
     const text = await readFile(this.path, 'utf8').catch(() => undefined);
     if (text === undefined) return;
-    // In the order read: a record's opening may take a while, and an older one must not be announced last.
-    this.#noticing = this.#noticing.then(async () => {
-      try {
-        this.announcer.announce(text, await this.#records.open(parseRecord(text, this.path)));
-      } catch {
-        // A file that is not ours, or a pair that does not open, is reported by get(), where the plugin can say so.
-      }
-    });
+    this.announcer.announceRead(text, () => this.#records.open(parseRecord(text, this.path)));
   }
 }
 

@@ -23,7 +23,7 @@ export interface RecordReading {
  * A pair as a store with `encryption` keeps it: its tokens sealed (see sealing.ts), and beside them, in clear, the
  * expiry, which the scripts and the plugin read without the key.
  */
-export interface SealedPair {
+interface SealedPair {
   /** The tokens, sealed: `v1.<key id>.<iv>.<ciphertext>` with `keys`, or what `encryption.seal` gave. */
   sealed: string;
   expiresAt?: number;

@@ -114,8 +114,6 @@ export class RedisTokenStore implements TokenStore {
   private closed = false;
   /** The pair's records, sealed with `encryption` (or in clear): private, so that nothing prints the keys. */
   readonly #records: SealedRecords<TokenPair>;
-  /** What was noticed of the pair, announced in the order it was read, each record opened first. */
-  #noticing: Promise<void> = Promise.resolve();
 
   /**
    * @param client An ioredis `Redis` or `Cluster` (5 or 6), a node-redis client or cluster (4, 5 or 6) on which
@@ -362,15 +360,7 @@ export class RedisTokenStore implements TokenStore {
 
   /** Announces the record read (or '' for none), when it changed: in the order read, each opened first. */
   private noticed(text: string): void {
-    this.#noticing = this.#noticing.then(() => this.announceRecord(text));
-  }
-
-  private async announceRecord(text: string): Promise<void> {
-    try {
-      this.announcer.announce(text, text === '' ? null : await this.#records.open(parseRecord(text, this.where())));
-    } catch {
-      // A record that is not ours, or that does not open, is reported by get(), where the plugin can say so.
-    }
+    this.announcer.announceRead(text, () => (text === '' ? null : this.#records.open(parseRecord(text, this.where()))));
   }
 
   private where(): string {

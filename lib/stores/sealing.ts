@@ -11,7 +11,7 @@ import { bytesFromBase64, isBytes, KEY_ID } from './sealing-options.js';
 import type { CheckedEncryption, KeyMaterial, SealingFunctions } from './sealing-options.js';
 
 /** Where a store gets WebCrypto: `globalThis.crypto` in the browser, web-crypto.ts on Node. */
-export type CryptoSource = () => Crypto | Promise<Crypto>;
+type CryptoSource = () => Crypto | Promise<Crypto>;
 
 /** The format of the sealed text, first in it, so that a later format can tell this one apart. */
 const FORMAT = 'v1';

@@ -4,6 +4,10 @@
 // bundle for a Worker, the edge runtime or a browser holds no import of a Node built-in. The browser store takes
 // `globalThis.crypto` alone.
 
+/**
+ * The one piece of module state in the package: the platform's WebCrypto, the same for everything in the process,
+ * found once rather than on every lock and seal (ARCHITECTURE.md says so).
+ */
 let found: Promise<Crypto> | undefined;
 
 /**
@@ -11,7 +15,11 @@ let found: Promise<Crypto> | undefined;
  * once. Rejects, saying so, where there is neither.
  */
 export function webCrypto(): Promise<Crypto> {
-  return (found ??= locate());
+  // A lookup that failed is tried again next time.
+  return (found ??= locate().catch((error: unknown) => {
+    found = undefined;
+    throw error;
+  }));
 }
 
 async function locate(): Promise<Crypto> {

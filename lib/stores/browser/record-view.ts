@@ -100,6 +100,8 @@ export class RecordView {
     // A dropped pair stays a record, with its fence, so that an older record cannot come back after it.
     const pair: Partial<TokenPair> | null = copyPair(record.pair);
     if (pair && this.accessInMemory) delete pair.access;
+    // An entry that is not ours is left as it is: checked before sealing, which it would waste, and after.
+    if (overOursOnly && this.readStoredQuietly() === null) return;
     const text = await this.records.toJson(record.fence, pair);
     const stored = this.readStoredQuietly();
     if (overOursOnly && stored === null) return;
