@@ -19,7 +19,19 @@ export interface TokenStoreLock {
    * Stores whose lock cannot lapse (one process) leave it out.
    */
   readonly fence?: number;
-  /** Lets the next holder take the lock. The plugin calls it once, when the renewal ends, off the request path. */
+  /**
+   * How long the lock is surely still this holder's, in milliseconds by this process's clock, for a lock kept as a
+   * lease that can lapse: its end as last granted or extended, less a margin of the store's for the way to it and the
+   * clocks' drift. The plugin asks it right before each login or token call goes out, and sends nothing when it is 0
+   * or less: a holder frozen with the lock (a stopped process, a serverless instance thawed, a long GC pause) may thaw
+   * after another holder took the lock and spent the refresh token this one read. Stores whose lock cannot lapse (one
+   * process) leave it out.
+   */
+  leaseLeftMs?(): number;
+  /**
+   * Lets the next holder take the lock. The plugin calls it once, when the renewal ends, off the request path, and
+   * `auth.flush()` waits for it.
+   */
   release(): void | Promise<void>;
 }
 

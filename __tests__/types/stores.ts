@@ -54,7 +54,11 @@ export const asyncStore = {
   },
 } satisfies TokenStore;
 
-expectTypeOf<TokenStoreLock>().toEqualTypeOf<{ readonly fence?: number; release(): void | Promise<void> }>();
+expectTypeOf<TokenStoreLock>().toEqualTypeOf<{
+  readonly fence?: number;
+  leaseLeftMs?(): number;
+  release(): void | Promise<void>;
+}>();
 expectTypeOf<TokenStore['get']>().returns.toEqualTypeOf<
   TokenPair | null | undefined | Promise<TokenPair | null | undefined>
 >();

@@ -228,6 +228,7 @@ export class BrowserTokenStore implements TokenStore {
       const held = await this.lease.take();
       return {
         fence: held.fence,
+        leaseLeftMs: held.leaseLeftMs,
         release: () => {
           held.release();
           releaseTab();

@@ -14,7 +14,7 @@ import type { FencedPair, StoredPair } from './record.js';
 import { Announcer } from './announcer.js';
 import { accountFileName, checkAccountName } from './account-key.js';
 import { DirectoryWatch } from './directory-watch.js';
-import { acquire, keepAlive, LEASE_DEFAULTS, Wakeup } from './lease.js';
+import { acquire, HeldLease, LEASE_DEFAULTS, Wakeup } from './lease.js';
 import type { Attempt, LeaseOptions } from './lease.js';
 import { checkStoreOptions, shown } from './options.js';
 import type { OptionNames } from './options.js';
@@ -194,7 +194,7 @@ export class FileTokenStore implements TokenStore {
     const owner = randomUUID();
     // Made in the first try, so that a hung mount is bounded like any try.
     let made: Promise<unknown> | undefined;
-    await acquire(
+    const { triedAt } = await acquire(
       async () => {
         await (made ??= mkdir(dirname(this.path), { recursive: true, mode: 0o700 }));
         return this.tryLock(owner);
@@ -207,11 +207,11 @@ export class FileTokenStore implements TokenStore {
         abandon: () => this.unlock(owner),
       },
     );
-    let lease: { stop(): void } | undefined;
+    let lease: HeldLease | undefined;
     try {
       // Granted as the wait was given up (a newer pair arrived): released now, before it claims a fence.
       request?.signal?.throwIfAborted();
-      lease = keepAlive(() => this.extend(owner), this.options.lockTtlMs);
+      lease = new HeldLease(() => this.extend(owner), this.options.lockTtlMs, triedAt);
       // One more than any fence granted or written before, kept in a file of its own so that the claim never
       // touches the pair: from now on, a holder whose lease lapsed has an older fence and its writes are refused.
       const fence = (await this.latestFence((await this.readRecord())?.fence ?? 0)) + 1;
@@ -220,10 +220,12 @@ export class FileTokenStore implements TokenStore {
       if (!(await this.owns(owner)))
         throw new Error(`The lock file ${this.lockPath} passed to another process while this one claimed its fence.`);
       await sweepTemporaries(this.path, this.options.lockTtlMs);
+      const held = lease;
       return {
         fence,
+        leaseLeftMs: () => held.leftMs(),
         release: async () => {
-          lease?.stop();
+          held.stop();
           await this.unlock(owner);
         },
       };

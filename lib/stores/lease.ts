@@ -102,9 +102,13 @@ export interface AcquireTiming<T> {
  * that processes do not try in step; less when the lease ends sooner) and wakes early on `wakeup`. A try that does
  * not answer within `request.tryTimeoutMs` is a store that stopped answering, not a busy lock: it rejects at once,
  * saying so. Once `request.signal` aborts, it stops and rejects with the signal's reason. A lock granted to a try
- * given up on is handed to `abandon`, to be released.
+ * given up on is handed to `abandon`, to be released. Gives the lock, and when the try that took it began: its lease
+ * runs from then at the latest.
  */
-export async function acquire<T>(attempt: () => Promise<Attempt<T>>, timing: AcquireTiming<T>): Promise<T> {
+export async function acquire<T>(
+  attempt: () => Promise<Attempt<T>>,
+  timing: AcquireTiming<T>,
+): Promise<{ granted: T; triedAt: number }> {
   const { lockTimeoutMs, pollMs, request, what } = timing;
   const signal = request?.signal;
   const deadline = Date.now() + lockTimeoutMs;
@@ -118,6 +122,7 @@ export async function acquire<T>(attempt: () => Promise<Attempt<T>>, timing: Acq
     const tryTimeoutMs = request?.tryTimeoutMs ?? Infinity;
     const limit = Math.max(0, Math.min(tryTimeoutMs, left));
     const wakes = timing.wakeup.count;
+    const triedAt = Date.now();
     const trying = attempt();
     const tried = await settle(trying, { ms: limit, signal });
     if (tried === TIMED_OUT || tried === ABORTED || signal?.aborted) {
@@ -131,7 +136,7 @@ export async function acquire<T>(attempt: () => Promise<Attempt<T>>, timing: Acq
           '): the store stopped answering; the lock was not found busy.',
       );
     }
-    if ('granted' in tried) return tried.granted;
+    if ('granted' in tried) return { granted: tried.granted, triedAt };
     refused = true;
     const fallback = timing.hearsReleases?.() ? 20 * pollMs : pollMs;
     const sleep = Math.min(fallback * (0.5 + Math.random() / 2), tried.retryInMs, deadline - Date.now());
@@ -140,32 +145,54 @@ export async function acquire<T>(attempt: () => Promise<Attempt<T>>, timing: Acq
 }
 
 /**
- * Extends a held lease every third of its length, until `stop()`. A holder that is killed stops extending, so the
+ * A held lease, extended every third of its length until `stop()`. A holder that is killed stops extending, so the
  * others wait at most one lease for it. `extend` answers false when the lease was lost; extending then stops.
+ * `leftMs()` is how long the lease is this holder's for sure by this process's clock: from the start of the try that
+ * took or last extended it, less a tenth of its length for the clocks' drift and the way to the store. A holder that
+ * was frozen (a stopped process, a thawed serverless instance, a long GC pause) reads it as it thaws, before its timers
+ * run, and sends nothing on the strength of a lease that lapsed.
  */
-export function keepAlive(extend: () => Promise<boolean>, leaseMs: number): { stop(): void } {
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const schedule = (): void => {
-    timer = setTimeout(() => {
-      extend().then(
+export class HeldLease {
+  private stopped = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private endsAt: number;
+
+  /** `grantedAt`: when the try that took the lock began (epoch ms). */
+  constructor(
+    private readonly extend: () => Promise<boolean>,
+    private readonly leaseMs: number,
+    grantedAt: number,
+  ) {
+    this.endsAt = grantedAt + leaseMs;
+    this.schedule();
+  }
+
+  /** How long the lease is surely this holder's still, in ms (0 or less: it may have lapsed). */
+  leftMs(): number {
+    return this.stopped ? 0 : this.endsAt - this.leaseMs / 10 - Date.now();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      const triedAt = Date.now();
+      this.extend().then(
         (held) => {
-          if (held && !stopped) schedule();
+          if (!held) this.endsAt = -Infinity;
+          else this.endsAt = Math.max(this.endsAt, triedAt + this.leaseMs);
+          if (held && !this.stopped) this.schedule();
         },
         // A failed extension is retried at the next beat; the lease itself says whether the lock is still ours.
         () => {
-          if (!stopped) schedule();
+          if (!this.stopped) this.schedule();
         },
       );
-    }, leaseMs / 3);
+    }, this.leaseMs / 3);
     // The lease must never keep a process alive that has nothing else to do.
-    timer.unref?.();
-  };
-  schedule();
-  return {
-    stop() {
-      stopped = true;
-      clearTimeout(timer);
-    },
-  };
+    this.timer.unref?.();
+  }
 }

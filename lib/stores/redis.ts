@@ -11,7 +11,7 @@ import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLo
 import { pausesLogins, parseAccountRecord } from '../account-record.js';
 import { isPair, parseRecord } from './record.js';
 import { Announcer } from './announcer.js';
-import { acquire, keepAlive, Wakeup } from './lease.js';
+import { acquire, HeldLease, Wakeup } from './lease.js';
 import type { Attempt } from './lease.js';
 import { shown } from './options.js';
 import { resolveRedisOptions } from './redis-options.js';
@@ -238,11 +238,11 @@ export class RedisTokenStore implements TokenStore {
     const owner = (await webCrypto()).randomUUID();
     const release = () => this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]);
     this.lockWaits += 1;
-    let fence: number;
+    let taken: { granted: number; triedAt: number };
     try {
       // Listening before the first try, so that the release is not missed; but never waiting on pub/sub for long.
       await settle(this.listen(), { ms: Math.min(this.options.pollMs, this.options.lockTimeoutMs) });
-      fence = await acquire(() => this.tryLock(owner), {
+      taken = await acquire(() => this.tryLock(owner), {
         ...this.options,
         request,
         wakeup: this.wakeup,
@@ -256,9 +256,10 @@ export class RedisTokenStore implements TokenStore {
     }
     const extend = async () =>
       integer(await this.client.eval(EXTEND, [this.keys.lock], [owner, this.options.lockTtlMs])) === 1;
-    const lease = keepAlive(extend, this.options.lockTtlMs);
+    const lease = new HeldLease(extend, this.options.lockTtlMs, taken.triedAt);
     return {
-      fence,
+      fence: taken.granted,
+      leaseLeftMs: () => lease.leftMs(),
       release: async () => {
         lease.stop();
         await release();

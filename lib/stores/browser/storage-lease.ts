@@ -1,4 +1,4 @@
-import { acquire, keepAlive, Wakeup } from '../lease.js';
+import { acquire, HeldLease, Wakeup } from '../lease.js';
 import type { Attempt, LeaseOptions } from '../lease.js';
 
 /**
@@ -40,19 +40,20 @@ export class StorageLease {
   }
 
   /** Waits for the lease, at most `lockTimeoutMs`, and extends it until `release()`. */
-  async take(): Promise<{ fence: number; release: () => void }> {
+  async take(): Promise<{ fence: number; leaseLeftMs: () => number; release: () => void }> {
     const owner = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
-    const fence = await acquire(() => this.tryTake(owner), {
+    const { granted: fence, triedAt } = await acquire(() => this.tryTake(owner), {
       ...this.timing,
       wakeup: this.wakeup,
       what: `The lease "${this.leaseKey}" in localStorage`,
       abandon: () => this.drop(owner),
     });
-    const beat = keepAlive(() => Promise.resolve(this.extend(owner)), this.timing.lockTtlMs);
+    const lease = new HeldLease(() => Promise.resolve(this.extend(owner)), this.timing.lockTtlMs, triedAt);
     return {
       fence,
+      leaseLeftMs: () => lease.leftMs(),
       release: () => {
-        beat.stop();
+        lease.stop();
         this.drop(owner);
       },
     };
