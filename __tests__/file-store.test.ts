@@ -8,7 +8,9 @@ import { dirname, join } from 'node:path';
 import { FileTokenStore } from '../lib/stores/file.js';
 import type { FileTokenStoreOptions } from '../lib/stores/file.js';
 import { accountFileName } from '../lib/stores/account-key.js';
-import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
+import axios from 'axios';
+import { attachTokenAuth } from '../lib/index.js';
+import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { undoAfterEach, until } from './helpers/flow.js';
 import {
   expectRoundTrip,
@@ -307,6 +309,19 @@ describe('FileTokenStore: with the plugin', () => {
       (auth) => undo.push(() => auth.eject()),
     );
     expect((await stat(file)).mode & 0o777).toBe(0o600);
+  });
+
+  it('has released the lock file when `auth.flush()` resolves: a process that exits right after it leaves no lock behind', async () => {
+    const service = await emulator();
+    const api = axios.create({ baseURL: service.url });
+    const auth = attachTokenAuth(api, { credentials: { username: E2E_USER, password: E2E_PASSWORD }, store: store() });
+    undo.push(() => auth.eject());
+
+    await api.get('/orders');
+    await auth.flush();
+
+    expect(fs.existsSync(lockFile)).toBe(false);
+    expect(await store().get()).toEqual(await auth.getTokens());
   });
 });
 

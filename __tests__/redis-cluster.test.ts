@@ -368,3 +368,37 @@ describe('a Redis Cluster of 3 masters with a replica each', () => {
     expect(await storedOnItsNode(cluster, prefix)).toBe(true);
   }, 60_000);
 });
+
+describe('a Redis Cluster of 3 masters with a replica each, on ioredis’ default Cluster settings and the plugin’s defaults', () => {
+  // A failover of 4 to 5 s (3 s of cluster-node-timeout, then the replica's election): every try at the lock fails
+  // before it ends, in every run, on a quiet machine or a busy one.
+  const theCluster = clusterForDescribe({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: 3_000 });
+
+  it('costs the account one token call when the master of the account’s slot is killed as the tokens expire: the renewal waits the failover out, no refresh token sent twice, no request failed', async () => {
+    const cluster = theCluster();
+    const service = await emulator();
+    const prefix = `cluster-failover-defaults:${randomUUID()}`;
+    const key = `{${prefix}}:pair`;
+    // ioredis gives a command up after 16 MOVED turns, about a second, well before the replica takes over: every
+    // try at the lock fails fast ("Too many Cluster redirections"), which the plugin waits out as a store that is down.
+    const fleet = await fleets.start({ count: 4, emulatorUrl: service.url, store: clusterStore(cluster, prefix) });
+    const warm = await fleet.burst(20);
+    await until(() => locksReleased(fleet), 10_000);
+    const master = await cluster.masterOf(key);
+    const tokenCallsBefore = service.counters.tokenCalls;
+
+    const traffic = keepBursting(fleet, 20);
+    await cluster.kill(master.port);
+    service.expireAccessTokens();
+    await cluster.waitUntilOk(20_000);
+    const during = await traffic.stop();
+    const tokenCallsDuringFailover = service.counters.tokenCalls - tokenCallsBefore;
+
+    const total = sumBursts([...warm, ...during]);
+    expect(total.errors).toEqual([]);
+    expect(tokenCallsDuringFailover).toBe(1);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
+    expect(refreshTokensSent(service)).toEqual({ calls: 1, distinct: 1 });
+    expect((await cluster.masterOf(key)).port).not.toBe(master.port);
+  }, 90_000);
+});

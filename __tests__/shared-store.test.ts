@@ -3,10 +3,11 @@
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TokenAuthError } from '../lib/index.js';
+import { isTokenAuthError, TokenAuthError } from '../lib/index.js';
 import type { TokenAuthEvents, TokenPair, TokenStore, TokenStoreLock } from '../lib/index.js';
 import { FileTokenStore } from '../lib/stores/file.js';
 import { LocklessStore } from './helpers/lockless-store.js';
+import { reasons } from './helpers/settled.js';
 import { burst, fulfilled, rig, until, useNock } from './helpers/setup.js';
 import { FakeTokenService } from './helpers/service.js';
 
@@ -79,11 +80,35 @@ describe('the plugin under a shared store', () => {
     expect(service.counters.refreshCalls).toBe(1);
   });
 
-  it('renews without the lock when it is not granted within `lockTimeoutMs`: a pair of its own, kept out of the store, and says so', async () => {
+  it('generates no token when the lock is not granted within `lockTimeoutMs`, by default: tries the store again for `storeOutageWaitMs`, then fails with STORE_UNAVAILABLE, and says so once', async () => {
     const path = join(dir, 'tokens.json');
     // A live holder's lock that does not end while this test runs.
     await writeFile(`${path}.lock`, 'another-process');
-    const { api, auth, service } = rig({ store: new FileTokenStore(path, { lockTimeoutMs: 200, lockTtlMs: 60_000 }) });
+    const store = new FileTokenStore(path, { lockTimeoutMs: 200, lockTtlMs: 60_000 });
+    const { api, auth, service } = rig({ store, storeOutageWaitMs: 1_000 });
+    const failures: TokenAuthEvents['failure'][] = [];
+    const warnings: TokenAuthEvents['warning'][] = [];
+    auth.on('failure', (event) => failures.push(event));
+    auth.on('warning', (event) => warnings.push(event));
+
+    const results = await burst(10, (i) => api.get(`/orders/${i}`));
+    await auth.flush();
+
+    const errors = reasons(results);
+    expect(errors.map((error) => isTokenAuthError(error) && error.code)).toEqual(Array(10).fill('STORE_UNAVAILABLE'));
+    expect(((errors[0] as Error).cause as Error).message).toContain('`lockTimeoutMs`');
+    expect(service.counters.loginCalls).toBe(0);
+    // The first failure of the outage is reported; the tries after it are not, one by one.
+    expect(failures.map((event) => [event.operation, event.code])).toEqual([['store', 'STORE_FAILED']]);
+    expect(warnings.map((event) => event.code)).toEqual(['STORE_UNAVAILABLE']);
+    expect(await new FileTokenStore(path).get()).toBeNull();
+  });
+
+  it("with `whenStoreDown: 'go-alone'`, renews without the lock when it is not granted for the wait: a pair of its own, kept out of the store, and says so", async () => {
+    const path = join(dir, 'tokens.json');
+    await writeFile(`${path}.lock`, 'another-process');
+    const store = new FileTokenStore(path, { lockTimeoutMs: 200, lockTtlMs: 60_000 });
+    const { api, auth, service } = rig({ store, whenStoreDown: 'go-alone', storeOutageWaitMs: 900 });
     const failures: TokenAuthEvents['failure'][] = [];
     const warnings: TokenAuthEvents['warning'][] = [];
     auth.on('failure', (event) => failures.push(event));
@@ -96,7 +121,7 @@ describe('the plugin under a shared store', () => {
     expect(service.counters.loginCalls).toBe(1);
     expect(failures.map((event) => [event.operation, event.code])).toEqual([['store', 'STORE_FAILED']]);
     expect(failures[0]!.error.message).toContain('`lockTimeoutMs`');
-    expect(warnings.map((event) => event.code)).toEqual(['STORE_LOCK_MISSED']);
+    expect(warnings.map((event) => event.code)).toEqual(['STORE_UNAVAILABLE', 'STORE_LOCK_MISSED']);
     // Written without the lock, the pair could replace the one the holder of the lock is writing.
     expect(await new FileTokenStore(path).get()).toBeNull();
   });

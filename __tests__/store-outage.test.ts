@@ -1,16 +1,11 @@
-// A shared store that stops answering costs no spent refresh token. 4 real processes (harness/fleet-worker.ts) share
-// one account through one real redis-server, which stops answering (SIGSTOP, as a paused VM or a partition without
-// resets) or dies (SIGKILL, then started again empty) for 12 s as the tokens expire. No process sends the refresh
-// token the fleet shares without the store's lock: each gets a pair of its own (one login), renews it with its own
-// refresh token at the next expiry, and the fleet is one client again, on one pair, once Redis answers. Without
+// A fleet is one client while its store is down, by default (`whenStoreDown: 'wait'`): no holder generates a token
+// without the store's word. Real processes (harness/fleet-worker.ts) share one account through one real redis-server,
+// which stops answering (SIGSTOP, as a paused VM or a partition without resets) as the tokens expire. Default options
+// throughout: the plugin's (`storeTimeoutMs` 5 s, `storeOutageWaitMs` 15 s) and the harness's ioredis client. Without
 // redis-server this file fails here, once, with the command that installs it.
-import { randomUUID } from 'node:crypto';
 import { FleetPool, keepEachBursting, sumBursts } from '../harness/fleet.js';
-import type { FleetEvent, RedisClientSettings } from '../harness/fleet.js';
-import { subscriptions, withConnection } from '../harness/redis-server.js';
-import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
-import { until } from './helpers/flow.js';
+import { spentSent, warmFleet, warningsOf } from './helpers/outage.js';
 import { redisServerForFile } from './helpers/redis.js';
 
 closeEmulatorsAfterEach();
@@ -20,90 +15,71 @@ afterEach(() => fleets.stopAll());
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** A client that fails fast while Redis is down, and is back soon after: see redis-restart.test.ts. */
-const FAIL_FAST: RedisClientSettings = { maxRetriesPerRequest: 1, maxReconnectDelayMs: 200 };
-/** Token calls and logins time out at 3 s; store calls, and each try at the lock, at a third of it. */
-const TOKEN_TIMEOUT_MS = 3_000;
-const OUTAGE_MS = 12_000;
+/** The plugin's default `storeTimeoutMs`: 5 s, a third of the default `tokenTimeoutMs`. */
+const STORE_TIMEOUT_MS = 5_000;
 
-/** The refresh tokens the token calls carried, in order. */
-function refreshTokensSent(service: TokenServiceEmulator): Array<string | undefined> {
-  return service.calls
-    .filter((call) => call.route === 'token')
-    .map((call) => (JSON.parse(call.body) as { refresh_token?: string }).refresh_token);
-}
-
-describe.each([
-  ['stops answering (SIGSTOP) for 12 s as the tokens expire', 'pause'],
-  ['dies (SIGKILL) as the tokens expire and comes back empty 12 s later', 'kill'],
-] as const)('a fleet of 4 processes whose Redis %s', (_, outage) => {
-  it('sends no spent refresh token and fails no request: one login per process at most, then one pair again', async () => {
-    const prefix = `outage-test:${randomUUID()}`;
-    const key = `{${prefix}}:pair`;
+describe('a fleet whose Redis is down as its tokens expire, by default', () => {
+  it('4 processes, Redis paused for 12 s: no token generated during the outage, then one token call for all, no request failed, no refresh token sent twice', async () => {
     const service = await emulator();
-    const fleet = await fleets.start({
-      count: 4,
-      emulatorUrl: service.url,
-      store: { kind: 'redis', url: server().url, prefix, pubsub: true, client: FAIL_FAST },
-      tokenTimeoutMs: TOKEN_TIMEOUT_MS,
-    });
-    const warm = await fleet.burst(10);
-    await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 4, 5_000);
-    expect(service.counters.logins).toBe(1);
+    const { fleet } = await warmFleet(fleets, server(), service, 4);
+    const callsBefore = service.counters.tokenCalls;
 
-    if (outage === 'pause') server().pause();
-    else await server().kill();
+    server().pause();
     const from = Date.now();
     service.expireAccessTokens();
     const during = keepEachBursting(fleet, 10);
-    // Pacing, not waiting for something: a second expiry inside the outage, which each process meets with the pair
-    // it got alone, renewed with its own refresh token, not with another login.
-    await sleep(OUTAGE_MS / 2);
-    service.expireAccessTokens();
-    await sleep(OUTAGE_MS / 2);
-    if (outage === 'pause') server().resume();
-    else await server().restart();
-    await until(async () => (await subscriptions(server().port, `{${prefix}}*`)) === 4, 10_000);
-    const around = await during.stop();
-    const inOutage = { ...service.counters };
+    // Pacing, not waiting for something: the outage's length.
+    await sleep(12_000);
+    const callsInOutage = service.counters.tokenCalls - callsBefore;
+    server().resume();
+    const total = sumBursts(await during.stop());
+    await Promise.all(fleet.workers.map((_w, i) => fleet.burst(3, { only: [i] })));
 
-    // Redis answers again: the next expiry brings every process back on one pair, with one token call.
-    service.expireAccessTokens();
-    const after = await fleet.burst(10);
-    await until(async () => (await withConnection(server().port, (client) => client.get(key))) !== null, 5_000);
-    const record = JSON.parse((await withConnection(server().port, (client) => client.get(key)))!) as {
-      pair: { access: string };
-    };
-    await Promise.all(fleet.workers.map((_w, i) => fleet.burst(3, { only: [i], path: `/check/${i}` })));
-    const onStoredPair = fleet.workers.map((_w, i) =>
-      service.calls
-        .filter((call) => call.path.startsWith(`/check/${i}/`))
-        .every((call) => call.authorization === `Bearer ${record.pair.access}`),
-    );
-
-    const total = sumBursts([...warm, ...around, ...after]);
-    // Each said once that it went on alone, and why.
-    const warned = fleet.workers.map(
-      (worker) =>
-        worker.events.filter(
-          (event: FleetEvent) => event.name === 'warning' && event.code === 'STORE_LOCK_MISSED' && event.at >= from,
-        ).length,
-    );
-    const sent = refreshTokensSent(service);
     expect(total.errors).toEqual([]);
     expect(total.failed).toBe(0);
-    expect(around.length).toBeGreaterThanOrEqual(4);
-    // No refresh token sent twice, none refused; each process logged in once in the outage, then renewed its own pair.
-    expect(sent.length - new Set(sent).size).toBe(0);
-    expect(service.counters.rejected).toBe(0);
-    expect(inOutage.logins).toBe(1 + 4);
-    expect(inOutage.refreshes).toBe(4);
-    expect(warned).toEqual([1, 1, 1, 1]);
-    // Back on one pair: one token call for the expiry after the outage, no login.
-    expect(service.counters.logins).toBe(1 + 4);
-    expect(service.counters.refreshes).toBe(4 + 1);
-    expect(onStoredPair).toEqual([true, true, true, true]);
-    // The stall promise: no request waited much beyond a try at the lock and a login.
-    expect(total.slowestMs).toBeLessThan(TOKEN_TIMEOUT_MS + TOKEN_TIMEOUT_MS / 3 + 1_000);
-  }, 60_000);
+    expect(total.ok).toBeGreaterThanOrEqual(40);
+    expect(callsInOutage).toBe(0);
+    // One token call, after the store answered, served the fleet: one refresh, the login of the start, nothing else.
+    expect(service.counters.tokenCalls - callsBefore).toBe(1);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
+    expect(spentSent(service)).toBe(0);
+    // Each said once that the store was down, and that it waits for it.
+    expect(warningsOf(fleet, from)).toEqual([
+      ['STORE_UNAVAILABLE'],
+      ['STORE_UNAVAILABLE'],
+      ['STORE_UNAVAILABLE'],
+      ['STORE_UNAVAILABLE'],
+    ]);
+  }, 90_000);
+
+  it('4 processes, Redis paused for 30 s, requests with a `timeout` of 5 s: each fails with STORE_UNAVAILABLE within its timeout and one `storeTimeoutMs`, nothing reaches the token service until the store answers, then one token call serves all', async () => {
+    const service = await emulator();
+    const { fleet } = await warmFleet(fleets, server(), service, 4);
+    const callsBefore = service.counters.tokenCalls;
+    const timeout = 5_000;
+
+    server().pause();
+    const pausedAt = Date.now();
+    service.expireAccessTokens();
+    const during = keepEachBursting(fleet, 10, { requestTimeoutMs: timeout });
+    await sleep(30_000);
+    const callsInOutage = service.counters.tokenCalls - callsBefore;
+    const resumedAt = Date.now();
+    server().resume();
+    const replies = await during.stop();
+    const after = sumBursts(await fleet.burst(10));
+
+    // The bursts that began and ended in the outage: every request of them failed, saying the store is down, in time.
+    const inOutage = sumBursts(replies.filter((reply) => reply.finishedAt < resumedAt && reply.startedAt >= pausedAt));
+    expect(inOutage.failed).toBeGreaterThanOrEqual(4 * 10 * 3);
+    expect(inOutage.ok).toBe(0);
+    expect(inOutage.errors.filter((error) => !error.startsWith('STORE_UNAVAILABLE: '))).toEqual([]);
+    // A bound, not a speed: no request waited past its own timeout and one try at the store.
+    expect(inOutage.slowestMs).toBeLessThan(timeout + STORE_TIMEOUT_MS + 1_000);
+    expect(callsInOutage).toBe(0);
+    // Once Redis answers, one token call serves the fleet.
+    expect(after.failed).toBe(0);
+    expect(service.counters.tokenCalls - callsBefore).toBe(1);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
+  }, 120_000);
 });

@@ -60,7 +60,15 @@ function record(event: FleetEvent): void {
  */
 function reporting(store: TokenStore, shareAccount: boolean): TokenStore {
   const wrapped: TokenStore = {
-    get: () => store.get(),
+    get: async () => {
+      const pair = await store.get();
+      // Frozen with the lock held and the pair read: the parent thaws it after another holder renewed.
+      if (freeze.armed && locksHeld > 0) {
+        freeze.armed = false;
+        process.kill(process.pid, 'SIGSTOP');
+      }
+      return pair;
+    },
     set: (pair, fence) => store.set(pair, fence),
     clear: (fence) => store.clear(fence),
   };
@@ -84,9 +92,12 @@ function reporting(store: TokenStore, shareAccount: boolean): TokenStore {
         throw error;
       }
       record({ name: 'lock-acquired', at: Date.now(), ...(lock.fence !== undefined && { fence: lock.fence }) });
+      locksHeld += 1;
       return {
         ...(lock.fence !== undefined && { fence: lock.fence }),
+        ...(lock.leaseLeftMs && { leaseLeftMs: () => lock.leaseLeftMs!() }),
         release: async () => {
+          locksHeld -= 1;
           await lock.release();
           record({ name: 'lock-released', at: Date.now() });
         },
@@ -95,6 +106,10 @@ function reporting(store: TokenStore, shareAccount: boolean): TokenStore {
   }
   return wrapped;
 }
+
+/** Locks this worker holds now, and whether the next read under one stops it (the parent's `freeze-after-read`). */
+let locksHeld = 0;
+const freeze = { armed: false };
 
 /** Tries at the lock since the last reply, as the LOCK script answered them. */
 const lockTries = { grants: 0, refused: 0 };
@@ -212,6 +227,8 @@ async function main(): Promise<void> {
     tokenRetryDelayMs: config.tokenRetryDelayMs ?? 5,
     ...(config.tokenTimeoutMs !== undefined && { tokenTimeoutMs: config.tokenTimeoutMs }),
     ...(config.storeTimeoutMs !== undefined && { storeTimeoutMs: config.storeTimeoutMs }),
+    ...(config.whenStoreDown !== undefined && { whenStoreDown: config.whenStoreDown }),
+    ...(config.storeOutageWaitMs !== undefined && { storeOutageWaitMs: config.storeOutageWaitMs }),
     ...(config.tokenBudget !== undefined && { tokenBudget: config.tokenBudget }),
     ...(config.tokenRetries !== undefined && { tokenRetries: config.tokenRetries }),
     ...(config.loginCooldownMs !== undefined && { loginCooldownMs: config.loginCooldownMs }),
@@ -232,7 +249,13 @@ async function main(): Promise<void> {
   // The store subscribed when the plugin attached: ready once Redis has answered that SUBSCRIBE.
   await Promise.all(subscribed);
 
-  const burst = async (id: number, n: number, path: string, named: Array<string | null>): Promise<void> => {
+  const burst = async (
+    id: number,
+    n: number,
+    path: string,
+    named: Array<string | null>,
+    timeout: number | undefined,
+  ): Promise<void> => {
     const before = auth.stats().replays;
     const startedAt = Date.now();
     const latenciesMs: number[] = new Array<number>(n).fill(0);
@@ -244,7 +267,10 @@ async function main(): Promise<void> {
         const started = performance.now();
         const name = named.length === 0 ? null : named[i % named.length]!;
         try {
-          const { data } = await api.get<{ user?: unknown }>(`${path}/${i}`, name === null ? {} : { account: name });
+          const { data } = await api.get<{ user?: unknown }>(`${path}/${i}`, {
+            ...(name !== null && { account: name }),
+            ...(timeout !== undefined && { timeout }),
+          });
           const user = String(data?.user);
           users[user] = (users[user] ?? 0) + 1;
           const served = (byAccount[name ?? DEFAULT_ACCOUNT] ??= {});
@@ -299,7 +325,14 @@ async function main(): Promise<void> {
 
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'burst')
-      void burst(message.id, message.n, message.path ?? '/api/things', message.accounts ?? []);
+      void burst(
+        message.id,
+        message.n,
+        message.path ?? '/api/things',
+        message.accounts ?? [],
+        message.requestTimeoutMs,
+      );
+    else if (message.type === 'freeze-after-read') freeze.armed = true;
     else if (message.type === 'exit') void exit();
   });
   send({ type: 'ready', pid: process.pid });

@@ -12,6 +12,7 @@
  * }
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
@@ -162,6 +163,10 @@ export interface WorkerConfig {
   tokenTimeoutMs?: number;
   /** The plugin's `storeTimeoutMs`. @default the plugin's */
   storeTimeoutMs?: number;
+  /** The plugin's `whenStoreDown`. @default the plugin's */
+  whenStoreDown?: 'wait' | 'go-alone';
+  /** The plugin's `storeOutageWaitMs`. @default the plugin's */
+  storeOutageWaitMs?: number;
   /** The plugin's `tokenBudget`. @default the plugin's */
   tokenBudget?: { windowMs?: number; logins?: number; refreshes?: number };
   /** The plugin's `tokenRetries`. @default the plugin's */
@@ -239,7 +244,13 @@ export interface BurstReply {
 }
 
 export type ParentMessage =
-  { type: 'burst'; id: number; n: number; path?: string; accounts?: Array<string | null> } | { type: 'exit' };
+  | { type: 'burst'; id: number; n: number; path?: string; accounts?: Array<string | null>; requestTimeoutMs?: number }
+  /**
+   * The next read of the pair under a lock this worker holds stops the worker (SIGSTOP to itself) right after the read
+   * answered: frozen with the lock held and the pair read, just before its token call, until the parent's SIGCONT.
+   */
+  | { type: 'freeze-after-read' }
+  | { type: 'exit' };
 
 /** How {@link BurstReply.accounts} names the default account. */
 export const DEFAULT_ACCOUNT = '(default)';
@@ -297,6 +308,8 @@ export interface BurstOptions {
   accounts?: ReadonlyArray<string | undefined>;
   /** How long to wait for the reply before failing. @default 60_000 */
   timeoutMs?: number;
+  /** Each request's axios `timeout`. @default none */
+  requestTimeoutMs?: number;
 }
 
 /** A worker ended before it answered. `expected` when this harness ended it (`kill`, `stop`). */
@@ -423,6 +436,7 @@ export class FleetWorker {
       n,
       ...(options.path !== undefined && { path: options.path }),
       ...(options.accounts && { accounts: options.accounts.map((account) => account ?? null) }),
+      ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
     };
     const timeoutMs = options.timeoutMs ?? 60_000;
     const reply = new Promise<BurstReply>((resolveReply, rejectReply) => {
@@ -435,6 +449,25 @@ export class FleetWorker {
         `fleet worker #${this.index} did not answer a burst of ${n} within ${timeoutMs} ms; its output:\n${this.log}`,
       );
     });
+  }
+
+  /**
+   * Has the worker stop itself (SIGSTOP) right after its next read of the pair under a lock it holds, and resolves
+   * once it is stopped (its state in /proc is `T`): frozen with the lock held, just before its token call. `trigger`
+   * makes it renew (a burst); the burst's reply comes after `process.kill('SIGCONT')`.
+   */
+  async freezeAfterRead<T>(trigger: () => Promise<T>, timeoutMs = 20_000): Promise<{ thawed: Promise<T> }> {
+    this.process.send({ type: 'freeze-after-read' } satisfies ParentMessage);
+    const thawed = trigger();
+    thawed.catch(() => undefined);
+    const pid = this.pid!;
+    const started = Date.now();
+    while (processState(pid) !== 'T') {
+      if (Date.now() - started > timeoutMs || !this.alive)
+        throw new Error(`fleet worker #${this.index} did not stop within ${timeoutMs} ms; its output:\n${this.log}`);
+      await new Promise((resolveSoon) => setTimeout(resolveSoon, 20));
+    }
+    return { thawed };
   }
 
   /** Calls `listener` with each event the worker reports from now on; returns the function that stops it. */
@@ -607,6 +640,8 @@ export function keepBursting(fleet: Fleet, n: number): { stop(): Promise<BurstRe
     while (running) all.push(...(await fleet.burst(n)));
     return all;
   })();
+  // A worker that ends under a test that failed first: `stop()` rejects with it, if anyone still calls it.
+  replies.catch(() => undefined);
   return {
     stop: () => {
       running = false;
@@ -619,13 +654,19 @@ export function keepBursting(fleet: Fleet, n: number): { stop(): Promise<BurstRe
  * Keeps every worker bursting on its own, one burst of `n` after another, until `stop()`; unlike {@link keepBursting},
  * whose rounds wait for the slowest worker, a worker whose requests wait for a renewal holds up no other.
  */
-export function keepEachBursting(fleet: Fleet, n: number): { stop(): Promise<BurstReply[]> } {
+export function keepEachBursting(
+  fleet: Fleet,
+  n: number,
+  options: BurstOptions = {},
+): { stop(): Promise<BurstReply[]> } {
   let running = true;
   const loops = fleet.workers.map(async (worker) => {
     const replies: BurstReply[] = [];
-    while (running) replies.push(await worker.burst(n));
+    while (running) replies.push(await worker.burst(n, options));
     return replies;
   });
+  // A worker that ends under a test that failed first: `stop()` rejects with it, if anyone still calls it.
+  for (const loop of loops) loop.catch(() => undefined);
   return {
     stop: async () => {
       running = false;
@@ -667,6 +708,17 @@ export function sumBursts(replies: readonly BurstReply[]): {
       return all;
     }, {}),
   };
+}
+
+/** A process's state as Linux's /proc says it (`R`, `S`, `T` for stopped, …); undefined once it is gone. */
+export function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name, in parentheses, may hold spaces: the state is the first field after its closing one.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
+  }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {

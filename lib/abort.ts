@@ -21,17 +21,31 @@ function timedOut(config: InternalAxiosRequestConfig): AxiosError {
 }
 
 /**
+ * What a request waiting on a shared promise says when its `timeout` runs out: undefined for axios' own error. It may
+ * take a moment to tell (a store call under way that may be failing).
+ */
+export type TimedOut = (config: InternalAxiosRequestConfig) => Error | undefined | Promise<Error | undefined>;
+
+/**
  * Waits for `promise` on behalf of one request: if the request is aborted (AbortSignal or CancelToken) first, it
  * rejects at once as axios' CanceledError (or the CancelToken's own reason), and once its `timeout` runs out as axios'
- * timeout error, while the shared promise goes on for the others.
+ * timeout error (or what `timedOut` says the wait ran out on), while the shared promise goes on for the others.
  */
-export function abortable<T>(promise: Promise<T>, config: InternalAxiosRequestConfig): Promise<T> {
+export function abortable<T>(
+  promise: Promise<T>,
+  config: InternalAxiosRequestConfig,
+  { timedOut: why }: { timedOut?: TimedOut } = {},
+): Promise<T> {
   const { signal, cancelToken } = config;
   if (!signal && !cancelToken && !deadlines.has(config)) return promise;
-  return untilAborted(promise, config);
+  return untilAborted(promise, config, why);
 }
 
-async function untilAborted<T>(promise: Promise<T>, config: InternalAxiosRequestConfig): Promise<T> {
+async function untilAborted<T>(
+  promise: Promise<T>,
+  config: InternalAxiosRequestConfig,
+  why: TimedOut | undefined,
+): Promise<T> {
   const { signal, cancelToken } = config;
   // One signal for both ways axios aborts a request.
   const aborted = new AbortController();
@@ -43,7 +57,7 @@ async function untilAborted<T>(promise: Promise<T>, config: InternalAxiosRequest
   try {
     const ms = deadline === undefined ? Infinity : deadline - Date.now();
     const outcome = await settle(promise, { signal: aborted.signal, ms });
-    if (outcome === TIMED_OUT) throw timedOut(config);
+    if (outcome === TIMED_OUT) throw (await why?.(config)) ?? timedOut(config);
     if (outcome !== ABORTED) return outcome;
     // eslint-disable-next-line @typescript-eslint/only-throw-error -- as axios: the CancelToken's own reason
     throw cancelToken?.reason ?? new CanceledError<unknown>(undefined, config);

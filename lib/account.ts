@@ -99,6 +99,7 @@ export class Account implements TokenAuthAccount {
     this.signIn = new SignInState(() => ({
       held: this.account.current !== null,
       busy: this.renewals.renewal !== undefined || !this.link.loaded,
+      storeDownSince: this.renewals.storeDownSince,
     }));
     this.account.listen((pair, fromStore) => this.used(pair, fromStore));
     this.signIn.update();
@@ -124,7 +125,12 @@ export class Account implements TokenAuthAccount {
   async grant(config?: InternalAxiosRequestConfig): Promise<PairInUse> {
     if (config) throwIfCanceled(config);
     const renewal = this.renewals.renewal;
-    if (renewal) await this.renewals.wait(renewal, config);
+    if (renewal) {
+      // Only the generation of a token waits for a store that is down: a token that has not expired goes on.
+      const held = this.renewals.heldThroughOutage();
+      if (held) return held;
+      await this.renewals.wait(renewal, config);
+    }
     if (!this.link.loaded) await this.link.load();
     const inUse = this.account.current;
     if (inUse && !this.account.expired(inUse)) return inUse;
@@ -149,7 +155,9 @@ export class Account implements TokenAuthAccount {
   /** Brings the guards up to what any holder of a shared store found (a refusal about to renew). */
   consult(config: InternalAxiosRequestConfig): Promise<unknown> {
     // The wait itself, as waitForRenewal's: a request waiting here holds no suspended function of its own.
-    return this.account.shared ? abortable(this.record.consult(), config) : Promise.resolve();
+    return this.account.shared
+      ? abortable(this.record.consult(), config, { timedOut: this.link.timedOut })
+      : Promise.resolve();
   }
 
   /**

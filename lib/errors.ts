@@ -15,6 +15,12 @@ export type TokenAuthErrorCode =
   /** The token store failed to read or write. The plugin goes on with the tokens it holds in memory. */
   | 'STORE_FAILED'
   /**
+   * A token was due while the store was down (with `whenStoreDown: 'wait'`, the default): no token is generated
+   * without the store's word, and the store did not answer within `storeOutageWaitMs`, or within the request's own
+   * `timeout`. Nothing was sent to the token service. The store's own error is the `cause`.
+   */
+  | 'STORE_UNAVAILABLE'
+  /**
    * The store holds a record sealed with a key this holder does not have (a deploy that missed a key of
    * `encryption.keys`): requests fail at once, naming the key, and nothing logs in, since a pair sealed with this
    * holder's key could not be opened by the holders that lack it.

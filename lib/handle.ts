@@ -111,7 +111,7 @@ export interface TokenAuthEvents {
       }
     | (AccountNamed & {
         /** What it is, for a `switch`. */
-        code: 'STORE_LOCK_MISSED';
+        code: 'STORE_UNAVAILABLE' | 'STORE_LOCK_MISSED';
         /** What happened and what to do. */
         message: string;
       });
@@ -121,10 +121,12 @@ export interface TokenAuthEvents {
  * Codes of the `warning` event.
  * - `ORIGIN_NOT_IN_ORIGINS`: a request went without the access token, since its origin is not in `origins`, and was
  *   refused as the `isTokenRejected` option says (401): said once per origin.
- * - `STORE_LOCK_MISSED`: a renewal fell due while the store's lock could not be taken (the store did not answer or
- *   failed, or another holder kept the lock too long): this holder got a pair of its own (one login) rather than send
- *   the refresh token the holders share; it goes back to the store's pair once the store answers. Said once per
- *   outage, per account.
+ * - `STORE_UNAVAILABLE`: a renewal fell due while the store was down (its lock got no answer or failed, or another
+ *   holder kept it too long); the renewal waits for the store as `whenStoreDown` says. Said once per outage, per
+ *   account.
+ * - `STORE_LOCK_MISSED`: with `whenStoreDown: 'go-alone'`, the store stayed down for the renewal's whole wait: this
+ *   holder got a pair of its own (one login) rather than send the refresh token the holders share; it goes back to
+ *   the store's pair once the store answers. Said once per outage, per account.
  */
 export type TokenAuthWarningCode = TokenAuthEvents['warning']['code'];
 
@@ -166,6 +168,11 @@ export interface TokenAuthState {
    * tokens come; absent otherwise. A logout is no failure.
    */
   readonly error?: TokenAuthError;
+  /**
+   * While a renewal waits for a store that is down (see `whenStoreDown`): since when, in epoch milliseconds by the
+   * `clock` option. Absent otherwise.
+   */
+  readonly storeDownSince?: number;
 }
 
 /** What {@link attachTokenAuth} returns. */

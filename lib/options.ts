@@ -38,6 +38,10 @@ export const DEFAULTS = Object.freeze({
   tokenTimeoutMs: 15_000,
   /** {@link TokenAuthOptions.storeTimeoutMs}: 5 seconds at the most; a third of `tokenTimeoutMs` when shorter. */
   storeTimeoutMs: 5_000,
+  /** {@link TokenAuthOptions.whenStoreDown}: no token without the store's word. */
+  whenStoreDown: 'wait' as 'wait' | 'go-alone',
+  /** {@link TokenAuthOptions.storeOutageWaitMs}: 15 seconds. */
+  storeOutageWaitMs: 15_000,
   /** {@link TokenAuthOptions.tokenRetries}. */
   tokenRetries: 3,
   /** {@link TokenAuthOptions.tokenRetryDelayMs}. */
@@ -111,6 +115,8 @@ const OPTION_NAMES = {
   expiryMarginMs: true,
   tokenTimeoutMs: true,
   storeTimeoutMs: true,
+  whenStoreDown: true,
+  storeOutageWaitMs: true,
   tokenRetries: true,
   tokenRetryDelayMs: true,
   loginCooldownMs: true,
@@ -240,6 +246,9 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
       `\`storeTimeoutMs\` (${merged.storeTimeoutMs}) must be shorter than \`tokenTimeoutMs\` (${merged.tokenTimeoutMs}), so that a store that stops answering delays requests less than a token call may.`,
     );
   }
+  if (merged.whenStoreDown !== 'wait' && merged.whenStoreDown !== 'go-alone')
+    fail(`\`whenStoreDown\` must be 'wait' or 'go-alone', got ${kindOf(merged.whenStoreDown)}.`);
+  checkNumber('storeOutageWaitMs', merged.storeOutageWaitMs, { positive: true });
   checkNumber('tokenRetries', merged.tokenRetries, { integer: true });
   checkNumber('tokenRetryDelayMs', merged.tokenRetryDelayMs);
   checkNumber('loginCooldownMs', merged.loginCooldownMs);

@@ -9,10 +9,11 @@ import { pairFromAnswer } from './parse.js';
 import type { SecretList } from './redact.js';
 import type { AccountReports } from './reports.js';
 import type { SharedRecord } from './shared-record.js';
-import { StoreTurn } from './store-turn.js';
+import { StoreOutageWait, storeUnavailable } from './store-outage.js';
+import { LeaseLapsed, StoreTurn } from './store-turn.js';
 import type { StoreLink } from './store-link.js';
 import type { TokenPair } from './store-contract.js';
-import type { CallOutcome, TokenClient } from './token-client.js';
+import type { CallGate, CallOutcome, TokenClient } from './token-client.js';
 import type { Credentials, ParsedTokens } from './types.js';
 
 /**
@@ -73,6 +74,9 @@ interface Scope {
 
 const ignore = (): void => {};
 
+/** How many times in a row a renewal takes its turn again after the lock's lease lapsed before its call could go. */
+const LAPSES_TRIED = 3;
+
 /**
  * The renewals of one account: the state machine above. A renewal is one shared promise: the first caller starts it,
  * everyone else awaits it, and everyone gets its outcome. `changed` hears of each move of the machine.
@@ -81,8 +85,13 @@ export class RenewalMachine {
   private state: RenewalState = { name: 'idle' };
   private epochCount = 0;
   private failureCount = 0;
-  /** A renewal went on without the store's lock, and none has taken it since: the outage the warning told of. */
-  private outage = false;
+  /**
+   * A renewal found the store down, and none has taken its lock since: the outage the warnings told of, the store's
+   * last error, and whether this holder went on alone in it.
+   */
+  private outage: { cause: unknown; alone: boolean } | undefined;
+  /** The renewal under way waits for a store that is down: since when (by `clock`), and the store's error. */
+  private storeDown: { since: number; cause: unknown } | undefined;
 
   constructor(
     private readonly name: string | undefined,
@@ -109,6 +118,24 @@ export class RenewalMachine {
   /** How many renewals failed so far: a request's ticket notes it as it leaves. */
   get failures(): number {
     return this.failureCount;
+  }
+
+  /** Since when (by `clock`) the renewal under way waits for a store that is down; undefined when it does not. */
+  get storeDownSince(): number | undefined {
+    return this.storeDown?.since;
+  }
+
+  /**
+   * The pair a request may still carry while the renewal under way waits for a store that is down: the pair in use,
+   * when the renewal was due to its expiry margin (not to a refusal) and the token has not expired yet. Only the
+   * generation of a token waits for the store.
+   */
+  heldThroughOutage(): PairInUse | undefined {
+    const state = this.state;
+    const inUse = this.account.current;
+    if (state.name !== 'renewing' || !this.storeDown || state.reason !== 'expired' || !inUse) return undefined;
+    const { expiresAt } = inUse.pair;
+    return expiresAt !== undefined && expiresAt > this.options.clock() ? inUse : undefined;
   }
 
   /** The error a late refusal shares: the last renewal's, when it failed after `failures` of them had. */
@@ -155,7 +182,8 @@ export class RenewalMachine {
     const state = this.state;
     const waiters = state.name === 'renewing' && state.renewal === renewal ? state.waiters : undefined;
     if (waiters) waiters.count += 1;
-    const waited = config ? abortable(renewal, config) : renewal;
+    // A request whose `timeout` passes while the store is down says so, with the store's error.
+    const waited = config ? abortable(renewal, config, { timedOut: this.link.timedOut }) : renewal;
     // Thousands of requests may wait at once: one that waits until the renewal ends is the renewal itself, counted off
     // with the others as it ends, with nothing of its own to hold. One that may stop sooner counts itself off.
     this.reports.startedWaiting();
@@ -185,6 +213,7 @@ export class RenewalMachine {
   private settle(renewal: Promise<PairInUse>, next: RenewalState): void {
     if (this.state.name !== 'renewing' || this.state.renewal !== renewal) return;
     this.state = next;
+    this.storeDown = undefined;
     this.changed(next.name === 'failed' ? next.error : undefined);
   }
 
@@ -206,19 +235,86 @@ export class RenewalMachine {
         throw halt;
       }
     }
-    const turn =
-      mode === 'auto'
-        ? await this.link.turnForRenewal(replacing, () => this.halted(replacing))
-        : await this.link.turn();
-    // Another holder's pair arrived while this one waited for the lock.
-    if (!(turn instanceof StoreTurn)) return this.take(turn.pair, start.epoch);
-    const scope: Scope = { ...start, turn };
-    try {
-      return await this.record.within(turn, () => this.renewIn(reason, mode, replacing, scope));
-    } finally {
-      // The waiting requests have their pair: the writes and the release go on without them.
-      void turn.end();
+    for (let lapses = 1; ; lapses += 1) {
+      const turn = await this.turnWithWord(mode, replacing);
+      // Another holder's pair arrived while this one waited for the lock.
+      if (!(turn instanceof StoreTurn)) return this.take(turn.pair, start.epoch);
+      const scope: Scope = { ...start, turn };
+      try {
+        return await this.record.within(turn, () => this.renewIn(reason, mode, replacing, scope));
+      } catch (error) {
+        // The lease lapsed before a call could go (this holder was frozen, or stalled): another holder may have
+        // renewed, and spent the refresh token this one read. Nothing was sent: a turn again, which reads the store.
+        if (!(error instanceof LeaseLapsed)) throw error;
+        if (lapses >= LAPSES_TRIED)
+          throw storeUnavailable(error, `the lock's lease lapsed before the token call ${LAPSES_TRIED} times in a row`);
+      } finally {
+        // The waiting requests have their pair: the writes and the release go on without them.
+        void turn.end();
+      }
     }
+  }
+
+  /**
+   * A turn at the store with its word: its lock taken (or a store without one); or the pair another holder stored
+   * meanwhile, in use now. A store that is down (the lock missed) is asked again, with back-off, until it answers or
+   * the outage wait is over ({@link StoreOutageWait}); then `'wait'` fails the renewal with STORE_UNAVAILABLE, having
+   * sent nothing, and `'go-alone'` gives the turn with the lock missed, which renews alone.
+   */
+  private async turnWithWord(mode: Mode, replacing: TokenPair | undefined): Promise<StoreTurn | PairInUse> {
+    // A store known to be down is tried again without reporting each failure again.
+    const open = (quiet: boolean): Promise<StoreTurn | PairInUse> =>
+      mode === 'auto'
+        ? this.link.turnForRenewal(replacing, () => this.halted(replacing), { quiet })
+        : this.link.turn({ quiet });
+    // Known to be down: the renewal waits for it from the start (getState() says so, a request out of time says why).
+    if (this.outage) this.storeFoundDown(this.outage.cause);
+    let turn = await open(this.outage !== undefined);
+    if (!(turn instanceof StoreTurn) || !turn.lockMissed) return this.storeAnswered(turn);
+    const { whenStoreDown, storeOutageWaitMs } = this.options;
+    const wait = new StoreOutageWait(whenStoreDown, storeOutageWaitMs);
+    try {
+      for (;;) {
+        this.storeFoundDown(turn.missedBecause);
+        if (wait.over) {
+          if (whenStoreDown === 'go-alone') return turn;
+          void turn.end();
+          throw storeUnavailable(
+            turn.missedBecause,
+            `it did not answer within \`storeOutageWaitMs\` (${storeOutageWaitMs} ms)`,
+          );
+        }
+        void turn.end();
+        await wait.pause();
+        // A pair another holder stored reached this one meanwhile (pub/sub, a file event).
+        const arrived = mode === 'auto' ? this.account.current : null;
+        if (arrived && arrived.pair.access !== replacing?.access && !this.account.expired(arrived))
+          return this.storeAnswered(arrived);
+        turn = await open(true);
+        if (!(turn instanceof StoreTurn) || !turn.lockMissed) return this.storeAnswered(turn);
+      }
+    } finally {
+      wait.stop();
+    }
+  }
+
+  /** The renewal under way found the store down: said once per outage, and shown by `getState()`. */
+  private storeFoundDown(cause: unknown): void {
+    if (!this.outage) this.reports.storeDown(this.options.whenStoreDown, this.options.storeOutageWaitMs);
+    this.outage = { cause, alone: this.outage?.alone ?? false };
+    if (this.storeDown) return;
+    this.storeDown = { since: this.options.clock(), cause };
+    this.changed();
+  }
+
+  /** The store gave its word (its lock, or another holder's pair): the outage, if any, is over. */
+  private storeAnswered<T extends StoreTurn | PairInUse>(turn: T): T {
+    if (!(turn instanceof StoreTurn) || turn.lockTaken) this.outage = undefined;
+    if (this.storeDown) {
+      this.storeDown = undefined;
+      this.changed();
+    }
+    return turn;
   }
 
   /**
@@ -258,7 +354,6 @@ export class RenewalMachine {
     // The store's lock could not be taken: whoever holds it may be spending the refresh token the holders share right
     // now, and a rotated refresh token sent twice can cost the whole family. A pair of this holder's own instead.
     if (turn.lockMissed && mode !== 'login') return await this.goAlone(reason, mode, scope);
-    if (turn.lockTaken) this.outage = false;
     const basis = stored ?? replacing;
     // The store holds no pair (or only one this holder gave up), though the one this holder renews came through it:
     // the store lost it (a restart without persistence, a failover that dropped the last write) or dropped it as
@@ -296,8 +391,8 @@ export class RenewalMachine {
    * else with one login. Said once per outage.
    */
   private async goAlone(reason: RenewalReason, mode: Mode, scope: Scope): Promise<PairInUse> {
-    if (!this.outage) this.reports.wentAlone();
-    this.outage = true;
+    if (!this.outage?.alone) this.reports.wentAlone();
+    this.outage = { cause: this.outage?.cause, alone: true };
     const own = this.account.current;
     const refresh = own?.alone ? own.pair.refresh : undefined;
     if (refresh !== undefined && !this.account.isRefusedRefresh(refresh)) {
@@ -347,7 +442,7 @@ export class RenewalMachine {
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
-      parsed = await this.client.login(credentials, outcome, this.name, typed ? undefined : this.account);
+      parsed = await this.client.login(credentials, outcome, this.name, this.gate(scope, { budget: !typed }));
     } catch (error) {
       if (error instanceof TokenAuthError && !typed) this.account.cooldown.rejected(error);
       throw this.reports.failure('login', error, this.callReport(reason, outcome, started, scope));
@@ -363,13 +458,28 @@ export class RenewalMachine {
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
-      parsed = await this.client.refresh(refreshToken, outcome, this.name, this.account);
+      parsed = await this.client.refresh(refreshToken, outcome, this.name, this.gate(scope, { budget: true }));
     } catch (error) {
       throw this.reports.failure('refresh', error, this.callReport(reason, outcome, started, scope));
     }
     const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken && refreshToken !== undefined;
     this.reports.refresh(this.callReport(reason, outcome, started, scope), rotated);
     return this.keep(this.pairFrom(parsed, refreshToken), scope);
+  }
+
+  /**
+   * What each attempt of a call of the renewal in `scope` passes as it leaves: the lease of the turn's lock, checked
+   * first (a holder that thawed after its lease lapsed sends nothing), then the account's budget, unless `budget` is
+   * false (a sign-in a person typed).
+   */
+  private gate(scope: Scope, { budget }: { budget: boolean }): CallGate {
+    const { account } = this;
+    return {
+      pass(operation) {
+        scope.turn.confirmLease();
+        if (budget) account.spend(operation);
+      },
+    };
   }
 
   /** What a call of the renewal in `scope` did, `started` by the clock, for its event. */

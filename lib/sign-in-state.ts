@@ -10,6 +10,8 @@ export interface SignInFacts {
   held: boolean;
   /** A renewal (a login, a token call, a read of the store) is under way. */
   busy: boolean;
+  /** Since when the renewal under way waits for a store that is down, if it does. */
+  storeDownSince: number | undefined;
 }
 
 /** The snapshots of {@link TokenAuth.getState}, one per change, and their listeners. */
@@ -43,11 +45,16 @@ export class SignInState {
 
   /** Takes the facts again, and makes a new snapshot, told to the listeners, if they changed what it says. */
   update(): void {
-    const { held, busy } = this.facts();
+    const { held, busy, storeDownSince } = this.facts();
     const status: TokenAuthStatus = held ? (busy ? 'renewing' : 'signed-in') : busy ? 'signing-in' : 'signed-out';
     const error = busy ? undefined : this.failure;
-    if (status === this.snapshot.status && error === this.snapshot.error) return;
-    this.snapshot = error === undefined ? { status } : { status, error };
+    const { snapshot } = this;
+    if (status === snapshot.status && error === snapshot.error && storeDownSince === snapshot.storeDownSince) return;
+    this.snapshot = {
+      status,
+      ...(error !== undefined && { error }),
+      ...(storeDownSince !== undefined && { storeDownSince }),
+    };
     this.changes.emit('change', undefined);
   }
 }

@@ -3,12 +3,14 @@
 // renewal (or call of the user's) takes at the store under its lock, one after another (each a StoreTurn,
 // store-turn.ts).
 import type { AccountState, PairInUse } from './account-state.js';
+import type { TimedOut } from './abort.js';
 import { ABORTED, settle, TIMED_OUT, UNANSWERED, unanswered } from './deadline.js';
+import { storeUnavailable } from './store-outage.js';
 import { hasCode, TokenAuthError } from './errors.js';
 import { accountRecordIn } from './account-record.js';
 import type { SecretList } from './redact.js';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from './store-contract.js';
-import { completed, FAILED, fromStore, MISSED, NO_LOCK, noop, StoreTurn } from './store-turn.js';
+import { completed, FAILED, fromStore, missed, NO_LOCK, noop, StoreTurn } from './store-turn.js';
 import type { HeldLock } from './store-turn.js';
 
 /**
@@ -24,8 +26,8 @@ export class StoreLink {
   private loadedOnce = false;
   /** See {@link StoreLink.startEmpty}. */
   private own = false;
-  /** The first read got no answer: the first turn does not wait for the store a second time. */
-  private silentAtLoad = false;
+  /** The first read got no answer (this error): the first turn does not wait for the store a second time. */
+  private silentAtLoad: unknown;
   /** Every turn's writes and release so far, in the order the turns began. */
   private settling: Promise<void> = Promise.resolve();
   /**
@@ -39,6 +41,10 @@ export class StoreLink {
   private pairReading: Promise<TokenPair | null> | undefined;
   /** The messages of the missing keys said so far: each is said once. */
   private readonly keysMissing = new Set<string>();
+  /** The last call failed (or got no answer), with this error (masked): the store is down until a call succeeds. */
+  private down: { cause: unknown } | undefined;
+  /** The calls under way. */
+  private readonly calling = new Set<Promise<unknown>>();
 
   /**
    * `keepsAccount`: the store keeps the account's record, which its holders share (see {@link keepsAccount} in
@@ -66,7 +72,7 @@ export class StoreLink {
    */
   readAccount(): Promise<AccountRecord | undefined> {
     if (!this.keepsAccount) return Promise.resolve(undefined);
-    return (this.accountReading ??= this.call(() => this.store.getAccount?.(), true, noop, true)
+    return (this.accountReading ??= this.call(() => this.store.getAccount?.(), { read: true })
       // FAILED, as anything that is not a record, is none.
       .then(accountRecordIn)
       .finally(() => (this.accountReading = undefined)));
@@ -77,13 +83,25 @@ export class StoreLink {
    * one read for the callers that ask at once. Null when there is none, or it is one this holder gave up.
    */
   peek(): Promise<TokenPair | null> {
-    return (this.pairReading ??= this.call(() => this.store.get(), true, noop, true)
+    return (this.pairReading ??= this.call(() => this.store.get(), { read: true })
       .then((read) => {
         const pair = fromStore(read);
         return pair && !this.account.givenUp(pair) ? pair : null;
       })
       .finally(() => (this.pairReading = undefined)));
   }
+
+  /**
+   * What a request says whose `timeout` passed while it waited on the store (or on a renewal waiting on it): when the
+   * store is down, or turns out to be by the end of the calls under way (each bounded by `storeTimeoutMs`),
+   * STORE_UNAVAILABLE with the store's error; otherwise nothing, and axios' own timeout error.
+   */
+  readonly timedOut: TimedOut = async (config) => {
+    if (!this.down && this.calling.size > 0)
+      await settle(Promise.allSettled([...this.calling]), { ms: this.timeoutMs });
+    const down = this.down;
+    return down && storeUnavailable(down.cause, `the request's \`timeout\` (${config.timeout} ms) passed first`);
+  };
 
   /** The stored pair has been read once: until then, a request goes through `load()`. */
   get loaded(): boolean {
@@ -107,12 +125,12 @@ export class StoreLink {
     return (this.loading ??= (async () => {
       let read;
       try {
-        read = await this.call(
-          () => this.store.get(),
-          true,
-          whenUnanswered(() => (this.silentAtLoad = true)),
-          true,
-        );
+        read = await this.call(() => this.store.get(), {
+          read: true,
+          failed: (error, masked) => {
+            if (isUnanswered(error)) this.silentAtLoad = masked;
+          },
+        });
       } catch (error) {
         // A record this holder cannot open (sealed with a key it lacks): the next request reads it again.
         this.loading = undefined;
@@ -124,9 +142,12 @@ export class StoreLink {
     })());
   }
 
-  /** A turn at the store, under its lock, for what the user asked for (a login, a refresh, `setTokens`, a logout). */
-  turn(): Promise<StoreTurn> {
-    return this.open();
+  /**
+   * A turn at the store, under its lock, for what the user asked for (a login, a refresh, `setTokens`, a logout).
+   * `quiet`: a failure to take the lock is not reported again (a renewal trying a store it found down, again).
+   */
+  turn({ quiet = false }: { quiet?: boolean } = {}): Promise<StoreTurn> {
+    return this.open(undefined, quiet);
   }
 
   /**
@@ -139,6 +160,7 @@ export class StoreLink {
   async turnForRenewal(
     replacing: TokenPair | undefined,
     halted: () => Promise<Error | undefined>,
+    { quiet = false }: { quiet?: boolean } = {},
   ): Promise<StoreTurn | PairInUse> {
     const waiting = new AbortController();
     let stop: Error | undefined;
@@ -156,7 +178,7 @@ export class StoreLink {
     };
     this.waiter = waiter;
     try {
-      const turn = await this.open(waiting.signal);
+      const turn = await this.open(waiting.signal, quiet);
       if (!waiting.signal.aborted) return turn;
       // It holds no lock, or one granted just before the abort, which its end releases.
       void turn.end();
@@ -211,16 +233,17 @@ export class StoreLink {
    * A turn that begins its calls once the turns before it have ended, so that writes land in order. When the store
    * has just been seen not to answer, the turn calls it not at all, not even for the lock.
    */
-  private async open(signal?: AbortSignal): Promise<StoreTurn> {
+  private async open(signal?: AbortSignal, quiet = false): Promise<StoreTurn> {
     const silent = this.silentAtLoad;
-    this.silentAtLoad = false;
-    let answered = !silent;
-    const lock = silent ? (this.store.lock ? MISSED : NO_LOCK) : await this.lock(signal, () => (answered = false));
-    const turn = new StoreTurn(
-      (operation, read) => this.call(() => operation(this.store), true, noop, read),
-      lock,
-      answered,
-    );
+    this.silentAtLoad = undefined;
+    let answered = silent === undefined;
+    const lock =
+      silent !== undefined
+        ? this.store.lock
+          ? missed(silent)
+          : NO_LOCK
+        : await this.lock(signal, { quiet, unanswered: () => (answered = false) });
+    const turn = new StoreTurn((operation, read) => this.call(() => operation(this.store), { read }), lock, answered);
     const previous = this.settling;
     turn.follow(previous);
     this.settling = Promise.all([previous, turn.ended]).then(() => undefined);
@@ -228,46 +251,66 @@ export class StoreLink {
   }
 
   /**
-   * The store's lock, or one that holds nothing when the store has none or could not grant it (the renewal then
-   * goes on without it). Once `signal` aborts (the lock is no longer needed), the wait ends at once with no lock, and
-   * a lock granted late is released. Its release runs off the caller's path and reports a failure like any call.
+   * The store's lock, or one that holds nothing when the store has none or could not grant it (then with the store's
+   * error). Once `signal` aborts (the lock is no longer needed), the wait ends at once with no lock, and a lock granted
+   * late is released. Its release reports a failure like any call. `quiet`: a failure is not reported.
    */
-  private async lock(signal: AbortSignal | undefined, unanswered: () => void): Promise<HeldLock> {
+  private async lock(
+    signal: AbortSignal | undefined,
+    { quiet, unanswered }: { quiet: boolean; unanswered: () => void },
+  ): Promise<HeldLock> {
     const store = this.store;
     if (!store.lock || signal?.aborted) return NO_LOCK;
     const locking = Promise.resolve().then(() => store.lock?.({ signal, tryTimeoutMs: this.timeoutMs }));
+    let cause: unknown;
     // A store that stops waiting when the signal aborts rejects then: that is no failure, and is not waited for.
-    const granted = await this.call(() => settle(locking, { signal }), false, whenUnanswered(unanswered));
+    const granted = await this.call(() => settle(locking, { signal }), {
+      bounded: false,
+      quiet,
+      failed: (error, masked) => {
+        cause = masked;
+        if (isUnanswered(error)) unanswered();
+      },
+    });
     // Every symbol is no lock: FAILED, ABORTED or TIMED_OUT.
     if (typeof granted === 'symbol' || !granted || signal?.aborted) {
       // Granted after the wait was given up: nobody would release it.
       locking.then((late) => late && this.release(late), noop);
       // A wait that a newer pair ended needs no lock; any other end is a lock missed.
-      return granted === ABORTED || signal?.aborted ? NO_LOCK : MISSED;
+      return granted === ABORTED || signal?.aborted ? NO_LOCK : missed(cause);
     }
-    return { fence: granted.fence, release: () => this.release(granted) };
+    return {
+      fence: granted.fence,
+      leaseLeftMs: granted.leaseLeftMs && (() => granted.leaseLeftMs!()),
+      release: () => this.release(granted),
+    };
   }
 
-  private release(lock: TokenStoreLock): void {
-    void this.call(() => lock.release());
+  private async release(lock: TokenStoreLock): Promise<void> {
+    await this.call(() => lock.release());
   }
 
   /**
    * The answer of `operation`; FAILED once it failed or, when `bounded`, took longer than `timeoutMs`; undefined when
-   * `operation` is a `read` and the store answered that what it holds cannot be used (see below).
+   * `operation` is a `read` and the store answered that what it holds cannot be used (see below). `failed` hears of a
+   * failure, with the error as reported (masked); `quiet`, it is not reported.
    */
   private async call<T>(
     operation: () => T | Promise<T>,
-    bounded = true,
-    failed: (error: unknown) => void = noop,
-    read = false,
+    {
+      bounded = true,
+      read = false,
+      quiet = false,
+      failed = noop,
+    }: { bounded?: boolean; read?: boolean; quiet?: boolean; failed?: (error: unknown, masked: unknown) => void } = {},
   ): Promise<T | undefined | typeof FAILED> {
+    const call = Promise.resolve().then(operation);
+    this.calling.add(call);
     try {
-      const call = Promise.resolve().then(operation);
-      if (!bounded) return await call;
-      const answer = await settle(call, { ms: this.timeoutMs });
+      const answer = bounded ? await settle(call, { ms: this.timeoutMs }) : await call;
       if (answer === TIMED_OUT)
         throw unanswered(`it did not answer within ${Math.round(this.timeoutMs)} ms, \`storeTimeoutMs\``);
+      this.down = undefined;
       return answer as Awaited<T>;
     } catch (error) {
       // A record sealed with a key this holder lacks: nothing here can be done with it, and a login would seal a pair
@@ -284,26 +327,26 @@ export class StoreLink {
         this.onFailure(this.secrets.copy(error));
         return undefined;
       }
-      failed(error);
       const reason = this.secrets.mask(error instanceof Error ? error.message : String(error));
       const cause = error instanceof Error ? this.secrets.copy(error) : undefined;
-      this.onFailure(
-        new TokenAuthError(
-          'STORE_FAILED',
-          `The token store failed (${reason}); going on with the tokens held in memory.`,
-          {
-            cause,
-          },
-        ),
-      );
+      this.down = { cause };
+      failed(error, cause);
+      if (!quiet)
+        this.onFailure(
+          new TokenAuthError(
+            'STORE_FAILED',
+            `The token store failed (${reason}); going on with the tokens held in memory.`,
+            { cause },
+          ),
+        );
       return FAILED;
+    } finally {
+      this.calling.delete(call);
     }
   }
 }
 
-/** Calls `unanswered` for a failure that was a store not answering. */
-function whenUnanswered(unanswered: () => void): (error: unknown) => void {
-  return (error) => {
-    if (error instanceof Error && error.name === UNANSWERED) unanswered();
-  };
+/** A failure that was a store not answering. */
+function isUnanswered(error: unknown): boolean {
+  return error instanceof Error && error.name === UNANSWERED;
 }

@@ -2,26 +2,43 @@
 // missed, in order, every call bounded; and the locks as the plugin holds them. StoreLink (store-link.ts) opens turns.
 import { withJwtExpiry } from './parse.js';
 import { accountRecordIn } from './account-record.js';
-import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from './store-contract.js';
+import type { AccountRecord, TokenPair, TokenStore } from './store-contract.js';
 
 export const noop = (): void => {};
 
 /**
- * A store's lock as the plugin holds it: its release goes on off the caller's path, and cannot fail. `missed`: the
- * store has a lock and this holder could not take it.
+ * A store's lock as the plugin holds it: its release cannot fail. `missed`: the store has a lock and this holder could
+ * not take it, with why (the store's error, masked: it did not answer, failed, or another holder kept the lock past
+ * the store's `lockTimeoutMs`).
  */
-export interface HeldLock extends TokenStoreLock {
-  release(): void;
-  readonly missed?: true;
+export interface HeldLock {
+  readonly fence?: number | undefined;
+  readonly missed?: { readonly cause: unknown };
+  leaseLeftMs?: (() => number) | undefined;
+  release(): Promise<void>;
 }
 
+const released = (): Promise<void> => Promise.resolve();
+
 /** What the lock of a store that has none holds: nothing. */
-export const NO_LOCK: HeldLock = { release: noop };
+export const NO_LOCK: HeldLock = { release: released };
+
+/** What a lock the store could not grant holds: nothing, and says why. */
+export function missed(cause: unknown): HeldLock {
+  return { release: released, missed: { cause } };
+}
+
 /**
- * What a lock the store could not grant holds: nothing, and says so (the store did not answer, failed, or another
- * holder kept the lock past the store's `lockTimeoutMs`).
+ * Why a login or token call was not sent: the lease of the lock this turn took lapsed before it could go (the holder
+ * was frozen, or stalled), and another holder may have taken the lock and spent the refresh token this one read.
+ * The renewal takes its turn again; it never reaches a caller.
  */
-export const MISSED: HeldLock = { release: noop, missed: true };
+export class LeaseLapsed extends Error {
+  override readonly name = 'LeaseLapsed';
+  constructor() {
+    super("The store lock's lease lapsed before the token call could go: nothing was sent.");
+  }
+}
 
 /** What a call that failed (and was reported) gives instead of an answer. */
 export const FAILED = Symbol('failed');
@@ -61,12 +78,26 @@ export class StoreTurn {
    * (or unreadable), so the turn must not spend what the holders share.
    */
   get lockMissed(): boolean {
-    return this.lock.missed === true;
+    return this.lock.missed !== undefined;
+  }
+
+  /** Why the lock was missed: the store's error (masked), when {@link lockMissed}. */
+  get missedBecause(): unknown {
+    return this.lock.missed?.cause;
   }
 
   /** The store's lock is this turn's. */
   get lockTaken(): boolean {
-    return this.lock !== NO_LOCK && this.lock !== MISSED;
+    return this.lock !== NO_LOCK && this.lock.missed === undefined;
+  }
+
+  /**
+   * Throws {@link LeaseLapsed} when the lock's lease may have lapsed: asked right before each login or token call
+   * leaves, as late as the plugin can ask, so that a holder that thaws after its lease lapsed sends nothing.
+   */
+  confirmLease(): void {
+    const left = this.lock.leaseLeftMs?.();
+    if (left !== undefined && !(left > 0)) throw new LeaseLapsed();
   }
 
   /** Begins the calls of this turn after `previous`, the end of the turns before it. */
@@ -107,10 +138,10 @@ export class StoreTurn {
     );
   }
 
-  /** Releases the lock after the writes; resolves then. */
+  /** Releases the lock after the writes; resolves once it is released. */
   async end(): Promise<void> {
     await Promise.allSettled(this.writes);
-    this.lock.release();
+    await this.lock.release();
     this.finish();
   }
 

@@ -34,9 +34,13 @@ export interface CallOutcome {
 /** The calls the client makes: the two that generate a token, and the logout. */
 type Operation = TokenOperation | 'logout';
 
-/** What counts the calls that leave against an account's budget, and refuses one past it by throwing. */
-export interface Budget {
-  spend(operation: TokenOperation): void;
+/**
+ * What each attempt of a login or token call passes as it leaves, first try and retries alike: the account's budget,
+ * which counts it, and the lease of the store's lock the renewal holds. It refuses the attempt by throwing, and the
+ * call fails with that error as it is.
+ */
+export interface CallGate {
+  pass(operation: TokenOperation): void;
 }
 
 const REJECTED: Record<Operation, TokenAuthErrorCode> = {
@@ -120,14 +124,14 @@ export class TokenClient {
   }
 
   /**
-   * The login call of `account` (undefined: the default one); `outcome` is filled in as it goes. `budget` counts
-   * each attempt, or refuses it; none for a sign-in a person typed.
+   * The login call of `account` (undefined: the default one); `outcome` is filled in as it goes. `gate` passes each
+   * attempt, or refuses it.
    */
   login(
     credentials: Credentials,
     outcome: CallOutcome,
     account: string | undefined,
-    budget: Budget | undefined,
+    gate: CallGate,
   ): Promise<ParsedTokens> {
     const url = this.options.loginPath;
     const custom = this.options.loginRequest;
@@ -142,25 +146,25 @@ export class TokenClient {
       const secrets = [credentials.password, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
       const basic = headers?.Authorization ?? headers?.authorization;
       if (basic?.startsWith('Basic ')) secrets.push(...basicSecrets(basic));
-      return this.call('login', { url, data, headers, params, withCredentials }, secrets, outcome, budget);
+      return this.call('login', { url, data, headers, params, withCredentials }, secrets, outcome, gate);
     }
     const basic = `Basic ${base64FromUtf8(`${credentials.username}:${credentials.password}`)}`;
     // The raw password too: an answer may quote what it was sent.
     const secrets = [basic, basic.slice(6), `${credentials.username}:${credentials.password}`, credentials.password];
     // With the refresh token in a cookie, the login is what sets it: cross-origin, that needs withCredentials.
     const withCredentials = this.options.refreshTokenInCookie;
-    return this.call('login', { url, headers: { Authorization: basic }, withCredentials }, secrets, outcome, budget);
+    return this.call('login', { url, headers: { Authorization: basic }, withCredentials }, secrets, outcome, gate);
   }
 
   /**
    * The token call; `refreshToken` undefined when the refresh token lives in a cookie the plugin cannot see. `outcome`
-   * is filled in as it goes.
+   * is filled in as it goes; `gate` passes each attempt, or refuses it.
    */
   refresh(
     refreshToken: string | undefined,
     outcome: CallOutcome,
     account: string | undefined,
-    budget: Budget | undefined,
+    gate: CallGate,
   ): Promise<ParsedTokens> {
     const cookie = this.options.refreshTokenInCookie;
     const {
@@ -176,7 +180,7 @@ export class TokenClient {
       ...secretsIn(params),
     ];
     const config = { url: this.options.tokenPath, data, headers, params, withCredentials };
-    return this.call('refresh', config, secrets, outcome, budget);
+    return this.call('refresh', config, secrets, outcome, gate);
   }
 
   /**
@@ -203,18 +207,25 @@ export class TokenClient {
     config: AxiosRequestConfig,
     sent: string[],
     outcome: CallOutcome,
-    budget: Budget | undefined,
+    gate: CallGate | undefined,
   ): Promise<{ body: unknown; status: number }> {
-    // Each attempt is a request of its own, so it has the whole `tokenTimeoutMs` and passes the budget anew.
+    /** What the gate threw: the call fails with it as it is. */
+    let refused: { error: unknown } | undefined;
+    // Each attempt is a request of its own, so it has the whole `tokenTimeoutMs` and passes the gate anew.
     const attempt = async () => {
       const abort = new AbortController();
       const sent = this.http.request<unknown>({
         ...config,
         method: 'POST',
         signal: abort.signal,
-        // A call the budget refuses throws here, before it leaves, and is no attempt; nor is any retry after it.
+        // A call the gate refuses throws here, before it leaves, and is no attempt; nor is any retry after it.
         [ATTEMPT]: () => {
-          if (operation !== 'logout') budget?.spend(operation);
+          try {
+            if (operation !== 'logout') gate?.pass(operation);
+          } catch (error) {
+            refused = { error };
+            throw error;
+          }
           outcome.attempts += 1;
         },
       } as AxiosRequestConfig);
@@ -237,6 +248,7 @@ export class TokenClient {
       outcome.status = status;
       return { body, status };
     } catch (error) {
+      if (refused) throw refused.error;
       outcome.status = isAxiosError(error) ? error.response?.status : undefined;
       throw this.failure(operation, config, error, sent);
     }
@@ -247,10 +259,10 @@ export class TokenClient {
     config: AxiosRequestConfig,
     sent: string[],
     outcome: CallOutcome,
-    budget: Budget | undefined,
+    gate: CallGate,
   ): Promise<ParsedTokens> {
     const where = `POST ${this.address(config)}`;
-    const { body, status } = await this.send(operation, config, sent, outcome, budget);
+    const { body, status } = await this.send(operation, config, sent, outcome, gate);
     let parsed: ParsedTokens | null | undefined;
     let cause: unknown;
     try {

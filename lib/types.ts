@@ -204,12 +204,36 @@ export interface TokenAuthOptions {
   tokenTimeoutMs?: number;
   /**
    * Timeout of each store operation and of each try at the store's lock (a lock that is merely busy is waited for,
-   * up to the store's `lockTimeoutMs`). Past it the operation counts as a `STORE_FAILED`, the renewal calls the store
-   * no more, and the plugin goes on with the tokens it holds: a store that stops answering delays a request by this
-   * much at most. Shorter than `tokenTimeoutMs`.
+   * up to the store's `lockTimeoutMs`). Past it the operation counts as a `STORE_FAILED`, and the renewal treats the
+   * store as down (see `whenStoreDown`); a read that gets no answer is read as no pair. Shorter than `tokenTimeoutMs`.
    * @default the smaller of 5_000 and a third of `tokenTimeoutMs`
    */
   storeTimeoutMs?: number;
+  /**
+   * What a renewal does when a store with a lock is down (its lock try gets no answer or fails, or another holder
+   * keeps the lock past the store's `lockTimeoutMs`). Requests that hold a valid access token go on either way; only
+   * the generation of a token waits.
+   * - `'wait'`: no token is generated without the store's word. The renewal tries the store again, with back-off,
+   *   for `storeOutageWaitMs`, and its waiting requests wait with it (each within its own `timeout` and `signal`);
+   *   once the store answers, one holder renews under the lock and the others take its pair. Past the wait the
+   *   renewal fails with `STORE_UNAVAILABLE`, and so does a request whose `timeout` passes while it waits; the next
+   *   request starts another wait. A fleet costs the account what one process costs, at the price of failed
+   *   requests in an outage longer than the wait.
+   * - `'go-alone'`: requests are served through any outage. After a third of `storeOutageWaitMs` plus a random part
+   *   of the rest, spent trying the store, a holder still without the store's word gets a pair of its own (one login,
+   *   then its own refresh token), kept out of the store: at most one login per holder per outage, spread over the
+   *   wait rather than all at once; back on the store's pair once it answers.
+   * Either way, a `warning` event says so once per outage, and `getState()` shows the wait.
+   * @default 'wait'
+   */
+  whenStoreDown?: 'wait' | 'go-alone';
+  /**
+   * How long a renewal tries a store that is down before it gives up (`whenStoreDown: 'wait'`) or goes on alone
+   * (`'go-alone'`, after a third of it plus a random part of the rest). The default covers Redis Cluster's default
+   * `cluster-node-timeout` and a Sentinel failover.
+   * @default 15_000
+   */
+  storeOutageWaitMs?: number;
   /**
    * How many times a login or token call is retried after a network error, a 5xx or a 429 (never after a
    * timeout or a 4xx). All waiting requests share the attempts.

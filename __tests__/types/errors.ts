@@ -11,6 +11,7 @@ expectTypeOf<TokenAuthErrorCode>().toEqualTypeOf<
   | 'TOKEN_ENDPOINT_NOT_FOUND'
   | 'TOKEN_SERVICE_UNAVAILABLE'
   | 'STORE_FAILED'
+  | 'STORE_UNAVAILABLE'
   | 'STORE_KEY_MISSING'
   | 'TOKEN_BUDGET_EXCEEDED'
   | 'LOGGED_OUT'
@@ -53,6 +54,7 @@ export function describe(error: unknown): string {
     case 'TOKEN_ENDPOINT_NOT_FOUND':
     case 'TOKEN_SERVICE_UNAVAILABLE':
     case 'STORE_FAILED':
+    case 'STORE_UNAVAILABLE':
     case 'STORE_KEY_MISSING':
     case 'TOKEN_BUDGET_EXCEEDED':
     case 'LOGGED_OUT':

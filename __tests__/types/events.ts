@@ -39,7 +39,7 @@ expectTypeOf<TokenAuthEvents['failure']>().toEqualTypeOf<
 expectTypeOf<TokenAuthEvents['logout']>().toEqualTypeOf<Named>();
 expectTypeOf<TokenAuthEvents['warning']>().toEqualTypeOf<
   | { code: 'ORIGIN_NOT_IN_ORIGINS'; message: string; origin: string }
-  | (Named & { code: 'STORE_LOCK_MISSED'; message: string })
+  | (Named & { code: 'STORE_UNAVAILABLE' | 'STORE_LOCK_MISSED'; message: string })
 >();
 
 export function listen(): void {

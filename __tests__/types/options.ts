@@ -38,6 +38,8 @@ expectTypeOf<keyof TokenAuthOptions>().toEqualTypeOf<
   | 'expiryMarginMs'
   | 'tokenTimeoutMs'
   | 'storeTimeoutMs'
+  | 'whenStoreDown'
+  | 'storeOutageWaitMs'
   | 'tokenRetries'
   | 'tokenRetryDelayMs'
   | 'loginCooldownMs'
@@ -94,6 +96,9 @@ expectTypeOf<TokenAuthOptions['isTokenRejected']>().toEqualTypeOf<((error: Axios
 expectTypeOf<TokenAuthOptions['accessTokenLifetimeMs']>().toEqualTypeOf<number | undefined>();
 expectTypeOf<TokenAuthOptions['expiryMarginMs']>().toEqualTypeOf<number | undefined>();
 expectTypeOf<TokenAuthOptions['tokenTimeoutMs']>().toEqualTypeOf<number | undefined>();
+expectTypeOf<TokenAuthOptions['storeTimeoutMs']>().toEqualTypeOf<number | undefined>();
+expectTypeOf<TokenAuthOptions['whenStoreDown']>().toEqualTypeOf<'wait' | 'go-alone' | undefined>();
+expectTypeOf<TokenAuthOptions['storeOutageWaitMs']>().toEqualTypeOf<number | undefined>();
 expectTypeOf<TokenAuthOptions['tokenRetries']>().toEqualTypeOf<number | undefined>();
 expectTypeOf<TokenAuthOptions['tokenRetryDelayMs']>().toEqualTypeOf<number | undefined>();
 expectTypeOf<TokenAuthOptions['loginCooldownMs']>().toEqualTypeOf<number | undefined>();

@@ -1,0 +1,56 @@
+// What the tests of a fleet whose store goes down share: a warm fleet on one redis-server, the refresh tokens the
+// token calls carried, and each worker's warnings.
+import { randomUUID } from 'node:crypto';
+import { sumBursts } from '../../harness/fleet.js';
+import type { Fleet, FleetEvent, FleetOptions, FleetPool, RedisClientSettings } from '../../harness/fleet.js';
+import { subscriptions } from '../../harness/redis-server.js';
+import type { RedisServer } from '../../harness/redis-server.js';
+import type { TokenServiceEmulator } from '../../lib/emulator/index.js';
+import { until } from './flow.js';
+
+/** The refresh tokens the token calls carried, in order. */
+export function refreshTokensSent(service: TokenServiceEmulator): Array<string | undefined> {
+  return service.calls
+    .filter((call) => call.route === 'token')
+    .map((call) => (JSON.parse(call.body) as { refresh_token?: string }).refresh_token);
+}
+
+/** How many token calls carried a refresh token that an earlier one had carried: spent refresh tokens sent. */
+export function spentSent(service: TokenServiceEmulator): number {
+  const sent = refreshTokensSent(service);
+  return sent.length - new Set(sent).size;
+}
+
+/**
+ * A fleet of `count` processes on `server`, with pub/sub, each subscribed, after one burst that logged in once;
+ * `options` are the workers' own over that, `client` their ioredis settings.
+ */
+export async function warmFleet(
+  fleets: FleetPool,
+  server: RedisServer,
+  service: TokenServiceEmulator,
+  count: number,
+  { client, ...options }: Partial<Omit<FleetOptions, 'store'>> & { client?: RedisClientSettings } = {},
+): Promise<{ fleet: Fleet; prefix: string }> {
+  const prefix = `outage-test:${randomUUID()}`;
+  const fleet = await fleets.start({
+    count,
+    emulatorUrl: service.url,
+    store: { kind: 'redis', url: server.url, prefix, pubsub: true, ...(client && { client }) },
+    ...options,
+  });
+  const warm = sumBursts(await fleet.burst(5));
+  if (warm.failed > 0 || service.counters.logins !== 1)
+    throw new Error(`The fleet did not start on one login: ${JSON.stringify(warm.errors)}`);
+  await until(async () => (await subscriptions(server.port, `{${prefix}}*`)) === count, 10_000);
+  return { fleet, prefix };
+}
+
+/** The `warning` events of each worker, by code, from `from` on. */
+export function warningsOf(fleet: Fleet, from: number): string[][] {
+  return fleet.workers.map((worker) =>
+    worker.events
+      .filter((event: FleetEvent) => event.name === 'warning' && event.at >= from)
+      .map((event) => (event as Extract<FleetEvent, { name: 'warning' }>).code),
+  );
+}
