@@ -17,8 +17,11 @@ export interface RedisServer {
    * gone. Resolves once the process has ended; `restart` starts it again.
    */
   kill(): Promise<void>;
-  /** Starts redis-server again on the same port, empty (as a restart without persistence is); kills it first if needed. */
-  restart(): Promise<void>;
+  /**
+   * Starts redis-server again on the same port, empty (as a restart without persistence is); kills it first if needed.
+   * `afterMs`: it starts that long after it was killed, as a slow host or a supervisor's back-off would have it.
+   */
+  restart(options?: { afterMs?: number }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -109,8 +112,9 @@ function serverOn(port: number, first: ChildProcess, args: readonly string[]): R
     pause: () => void child.kill('SIGSTOP'),
     resume: () => void child.kill('SIGCONT'),
     kill: () => stopProcess(child, 'SIGKILL'),
-    async restart() {
+    async restart({ afterMs = 0 } = {}) {
       await stopProcess(child, 'SIGKILL');
+      if (afterMs > 0) await new Promise((resolve) => setTimeout(resolve, afterMs));
       // The port is ours again at once (redis-server binds with SO_REUSEADDR), unless someone took it meanwhile.
       child = await launchRedisServer(['--port', String(port), ...outOfTheTree(port), ...args]);
     },

@@ -1,9 +1,10 @@
-// `npm run test:loss [-- --times N]`: the five scenarios in which Redis loses data (issue 31), N times in a row, each
+// `npm run test:loss [-- --times N]`: the six scenarios in which Redis loses data (issue 31), N times in a row, each
 // run printing, per scenario, the refresh tokens sent a second time (spent), the requests that failed and the logins
 // after the fleet's first, then a total. The scenarios are jest tests (they assert the same figures); each reports
 // its figures to the file named by LOSS_REPORT (__tests__/helpers/loss-report.ts):
 // - redis-server SIGKILLed mid-renewal and restarted empty (redis-restart.test.ts);
-// - the same while a process holds the lock with its token call in flight (redis-restart.test.ts);
+// - the same while a process holds the lock with its token call in flight (redis-restart.test.ts), restarted at once
+//   and 1.2 s later (a try at the lock falls in the outage);
 // - redis-server restarted from a snapshot taken before the last rotation: an older pair, its refresh token spent,
 //   comes back (redis-restart.test.ts);
 // - the master of the account's slot of a Cluster killed mid-traffic (redis-cluster.test.ts);
@@ -30,6 +31,7 @@ const FILES = [
 const NAMES = [
   'renewal right after the restart logs in once',
   'restarts empty while the lock holder renews loses no request; the lost lock',
+  'restarts empty while the lock holder renews restarted 1.2 s after it was killed',
   'restarts from a snapshot taken before the last rotation',
   'killed mid-traffic and its replica takes over',
   'master is killed mid-traffic and a sentinel promotes the replica',
