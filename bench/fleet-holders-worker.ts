@@ -18,6 +18,7 @@ export interface HoldersWorkerConfig {
   username: string;
   password: string;
   loginCooldownMs?: number;
+  whenStoreDown?: 'wait' | 'go-alone';
 }
 
 export type HoldersRequest = { type: 'round'; id: number } | { type: 'exit' };
@@ -61,7 +62,10 @@ async function startHolder(config: HoldersWorkerConfig): Promise<Holder> {
     credentials: { username: config.username, password: config.password },
     store,
     ...(config.loginCooldownMs !== undefined && { loginCooldownMs: config.loginCooldownMs }),
+    ...(config.whenStoreDown !== undefined && { whenStoreDown: config.whenStoreDown }),
   });
+  // The outage rows count what the fleet says; one warning each is expected, and none is printed.
+  auth.on('warning', () => undefined);
   let pairAt: number | null = null;
   const had = () => {
     pairAt ??= Date.now();

@@ -157,13 +157,13 @@ async function startSetup(kind: Setup['name']): Promise<Setup> {
 // The fleet: P processes of A holders
 // ---------------------------------------------------------------------------------------------------------------
 
-interface HoldersFleet {
+export interface HoldersFleet {
   /** Every holder fires one request at once; resolves with what each saw, and the messages their subscribers got. */
   round(): Promise<{ holders: HolderRound[]; messages: number; openFiles: number }>;
   stop(): Promise<void>;
 }
 
-async function startHolders(
+export async function startHolders(
   count: number,
   processes: number,
   config: Omit<HoldersWorkerConfig, 'attachments'>,
@@ -461,7 +461,7 @@ async function measureFailure(setup: Setup, holders: number, processes: number):
 // ---------------------------------------------------------------------------------------------------------------
 
 /** File descriptors a process may open here (`ulimit -n`, which children inherit). */
-function openFileLimit(): number {
+export function openFileLimit(): number {
   try {
     return Number(execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim());
   } catch {

@@ -33,6 +33,8 @@
 //   npm run bench:fleet -- --holders         10, 100 and 1,000 holders in 10 processes, on one redis-server and a
 //                                            Cluster of 3 masters: Redis' cost per holder per expiry (fleet-holders.ts)
 //   npm run bench:fleet -- --holders 1000    1,000 only
+//   npm run bench:fleet -- --outage          10, 100 and 1,000 holders in 10 processes, Redis paused 3 s and 12 s
+//                                            as the tokens expire, under each `whenStoreDown` (fleet-outage.ts)
 //   npm run bench:fleet -- --serverless      the serverless row alone (fleet-serverless.ts), which every default run
 //                                            ends with: cold starts on @upstash/redis, REST commands per request/expiry
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -46,6 +48,7 @@ import type { BurstReply, Fleet, FleetEvent, FleetStoreConfig } from '../harness
 import { countCommands, startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
 import { holdersBenchmark } from './fleet-holders.js';
+import { outageBenchmark } from './fleet-outage.js';
 import { trouble } from './fleet-trouble.js';
 import { serverless } from './fleet-serverless.js';
 import { markdownTable } from './report.js';
@@ -57,11 +60,14 @@ const TOGETHER_SIZES = '25,50,100';
 const TROUBLE_SIZES = '10,50,100';
 /** The sizes `--holders` alone stands for. */
 const HOLDERS_SIZES = '10,100,1000';
+/** The sizes `--outage` alone stands for. */
+const OUTAGE_SIZES = '10,100,1000';
 /** What a bare option among these stands for. */
 const SIZES: Record<string, string> = {
   '--together': TOGETHER_SIZES,
   '--trouble': TROUBLE_SIZES,
   '--holders': HOLDERS_SIZES,
+  '--outage': OUTAGE_SIZES,
 };
 
 const { values } = parseArgs({
@@ -81,6 +87,7 @@ const { values } = parseArgs({
     together: { type: 'string' },
     trouble: { type: 'string' },
     holders: { type: 'string' },
+    outage: { type: 'string' },
     serverless: { type: 'boolean', default: false },
   },
 });
@@ -95,6 +102,7 @@ function whole(text: string, option: string): number {
 const togetherSizes = values.together?.split(',').map((size) => whole(size.trim(), 'together'));
 const troubleSizes = values.trouble?.split(',').map((size) => whole(size.trim(), 'trouble'));
 const holdersSizes = values.holders?.split(',').map((size) => whole(size.trim(), 'holders'));
+const outageSizes = values.outage?.split(',').map((size) => whole(size.trim(), 'outage'));
 const processes = whole(values.processes, 'processes');
 const requests = whole(values.requests ?? (togetherSizes ? '10' : '100'), 'requests');
 const expiries = whole(values.expiries ?? (togetherSizes ? '3' : values.quick ? '5' : '20'), 'expiries');
@@ -407,6 +415,13 @@ async function main(): Promise<void> {
       expiries: whole(values.expiries ?? '5', 'expiries'),
       machine,
       standard: values.holders === HOLDERS_SIZES && !values.expiries && !process.argv.includes('--processes'),
+    });
+  if (outageSizes)
+    return outageBenchmark({
+      sizes: outageSizes,
+      processes: values.processes === '4' && !process.argv.includes('--processes') ? 10 : processes,
+      machine,
+      standard: values.outage === OUTAGE_SIZES && !process.argv.includes('--processes'),
     });
   if (values.serverless) return void (await serverless(machine));
   console.log(

@@ -12,7 +12,7 @@ import { RedisTokenStore } from 'axios-token-keeper/redis-store';
 async function main(): Promise<void> {
   const username = process.env.API_USERNAME ?? '';
   // Fail fast when Redis is down (one retry, reconnects 200 ms apart at most); a Redis that is up but silent is
-  // bounded by the plugin's `storeTimeoutMs`. What each failure costs: docs/stores.md#when-redis-fails.
+  // bounded by the plugin's `storeTimeoutMs`. What each failure costs: docs/stores.md#when-the-store-is-down.
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
     maxRetriesPerRequest: 1,
     retryStrategy: (times) => Math.min(times * 50, 200),
