@@ -70,8 +70,8 @@ describe("with `whenStoreDown: 'go-alone'`, a fleet of 10 processes whose Redis 
     expect(callsInOutage).toBe(10);
     expect(logins).toHaveLength(10);
     expect(service.counters).toMatchObject({ logins: 1 + 10, refreshes: 0, rejected: 0 });
-    // None before its first try at the store failed and a third of the wait passed.
-    expect(Math.min(...logins) - pausedAt).toBeGreaterThanOrEqual(storeTimeoutMs + waitMs / 3);
+    // None before a third of the wait, counted from its first try at the store, had passed.
+    expect(Math.min(...logins) - pausedAt).toBeGreaterThanOrEqual(waitMs / 3);
     // Spread: the ten logins, each at its own random point in the rest of the wait, do not come as one burst (ten
     // uniform draws over 10 s fall within 2 s of each other once in 200,000 runs).
     expect(Math.max(...logins) - Math.min(...logins)).toBeGreaterThan(2_000);

@@ -156,7 +156,7 @@ export class Account implements TokenAuthAccount {
   consult(config: InternalAxiosRequestConfig): Promise<unknown> {
     // The wait itself, as waitForRenewal's: a request waiting here holds no suspended function of its own.
     return this.account.shared
-      ? abortable(this.record.consult(), config, { timedOut: this.link.timedOut })
+      ? abortable(this.record.consult(), config, { timedOut: this.link.readTimedOut })
       : Promise.resolve();
   }
 
@@ -330,6 +330,7 @@ export class Account implements TokenAuthAccount {
   /** A pair was taken into use (`fromStore`: another holder's), or dropped (null). */
   private used(pair: TokenPair | null, fromStore: boolean): void {
     if (pair && !this.secrets.remember(pair) && fromStore) this.reports.load(pair);
+    if (pair && fromStore) this.renewals.pairArrived();
     // A pair another holder (a tab) brought ends a failure here too; a drop may be its logout. A renewal of this
     // holder's tells the state once, as it ends, not as it takes its pair.
     if (pair) this.signIn.failed(undefined, false);

@@ -131,6 +131,9 @@ const OPTION_NAMES = {
 
 const KNOWN = Object.keys(OPTION_NAMES) as ReadonlyArray<keyof TokenAuthOptions>;
 
+/** The longest delay setTimeout takes (2^31 - 1 ms); a longer one fires at once. */
+const LONGEST_TIMER_MS = 2_147_483_647;
+
 function fail(message: string): never {
   throw new TypeError(`attachTokenAuth: ${message}`);
 }
@@ -249,6 +252,9 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   if (merged.whenStoreDown !== 'wait' && merged.whenStoreDown !== 'go-alone')
     fail(`\`whenStoreDown\` must be 'wait' or 'go-alone', got ${kindOf(merged.whenStoreDown)}.`);
   checkNumber('storeOutageWaitMs', merged.storeOutageWaitMs, { positive: true });
+  // A timer's longest wait: past it, setTimeout fires at once, and the wait would end before it began.
+  if (merged.storeOutageWaitMs > LONGEST_TIMER_MS)
+    fail(`\`storeOutageWaitMs\` must be at most ${LONGEST_TIMER_MS} (about 24 days), got ${merged.storeOutageWaitMs}.`);
   checkNumber('tokenRetries', merged.tokenRetries, { integer: true });
   checkNumber('tokenRetryDelayMs', merged.tokenRetryDelayMs);
   checkNumber('loginCooldownMs', merged.loginCooldownMs);

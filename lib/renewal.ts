@@ -9,8 +9,10 @@ import { pairFromAnswer } from './parse.js';
 import type { SecretList } from './redact.js';
 import type { AccountReports } from './reports.js';
 import type { SharedRecord } from './shared-record.js';
-import { StoreOutageWait, storeUnavailable } from './store-outage.js';
-import { LeaseLapsed, StoreTurn } from './store-turn.js';
+import type { TimedOut } from './abort.js';
+import { settle } from './deadline.js';
+import { leaseLapsedTooOften, StoreOutageWait, storeUnavailable } from './store-outage.js';
+import { StoreTurn, TurnLost } from './store-turn.js';
 import type { StoreLink } from './store-link.js';
 import type { TokenPair } from './store-contract.js';
 import type { CallGate, CallOutcome, TokenClient } from './token-client.js';
@@ -74,8 +76,11 @@ interface Scope {
 
 const ignore = (): void => {};
 
-/** How many times in a row a renewal takes its turn again after the lock's lease lapsed before its call could go. */
-const LAPSES_TRIED = 3;
+/**
+ * How many turns in a row a renewal takes after one was lost (the lock's lease lapsed before a call could go, or the
+ * store stopped answering under the lock).
+ */
+const TURNS_TRIED = 3;
 
 /**
  * The renewals of one account: the state machine above. A renewal is one shared promise: the first caller starts it,
@@ -85,13 +90,17 @@ export class RenewalMachine {
   private state: RenewalState = { name: 'idle' };
   private epochCount = 0;
   private failureCount = 0;
-  /**
-   * A renewal found the store down, and none has taken its lock since: the outage the warnings told of, the store's
-   * last error, and whether this holder went on alone in it.
-   */
-  private outage: { cause: unknown; alone: boolean } | undefined;
   /** The renewal under way waits for a store that is down: since when (by `clock`), and the store's error. */
   private storeDown: { since: number; cause: unknown } | undefined;
+  /** The wait of the renewal under way for a store that is down, if any: a logout or a pair that arrives cuts it. */
+  private outageWait: StoreOutageWait | undefined;
+  /** The try at the store the renewal under way is making, while it does not know yet whether the store is down. */
+  private opening: Promise<unknown> | undefined;
+  /**
+   * For the waiters of a renewal due to the expiry margin: resolves with the pair in use once the store is found down,
+   * while that pair has not expired. Only the generation of a token waits for the store.
+   */
+  private heldWhenDown: { promise: Promise<PairInUse>; resolve: (inUse: PairInUse) => void } | undefined;
 
   constructor(
     private readonly name: string | undefined,
@@ -146,17 +155,22 @@ export class RenewalMachine {
   /** `auth.logout()`: renewals under way end with LOGGED_OUT, and what they bring is dropped. */
   signOut(): void {
     this.epochCount += 1;
+    this.outageWait?.cut();
+  }
+
+  /** A pair another holder stored was taken into use: a renewal waiting out the store's outage looks at it now. */
+  pairArrived(): void {
+    this.outageWait?.cut();
   }
 
   /** Starts a renewal for `reason`, or joins the one under way. */
   renew(reason: RenewalReason, mode: Mode = 'auto', credentials?: Credentials): Promise<PairInUse> {
     if (this.state.name === 'renewing') return this.state.renewal;
     const waiters: Waiters = { count: 0, untilEnd: 0 };
-    const renewal = this.run(reason, mode, this.account.current?.pair, {
-      epoch: this.epochCount,
-      credentials,
-      waiters,
-    });
+    const replacing = this.account.current?.pair;
+    const start = { epoch: this.epochCount, credentials, waiters };
+    // Begun once the state says `renewing`, so that what the renewal tells (a store known to be down) comes after it.
+    const renewal = Promise.resolve().then(() => this.run(reason, mode, replacing, start));
     this.state = { name: 'renewing', reason, renewal, waiters };
     this.changed();
     // Waiters may all have been aborted: the shared promise must not become an unhandled rejection.
@@ -182,8 +196,13 @@ export class RenewalMachine {
     const state = this.state;
     const waiters = state.name === 'renewing' && state.renewal === renewal ? state.waiters : undefined;
     if (waiters) waiters.count += 1;
+    // Due to the expiry margin only: the pair in use goes on if the store turns out to be down.
+    const source =
+      waiters && state.name === 'renewing' && state.reason === 'expired'
+        ? Promise.race([renewal, this.heldDown()])
+        : renewal;
     // A request whose `timeout` passes while the store is down says so, with the store's error.
-    const waited = config ? abortable(renewal, config, { timedOut: this.link.timedOut }) : renewal;
+    const waited = config ? abortable(source, config, { timedOut: this.outWaited }) : source;
     // Thousands of requests may wait at once: one that waits until the renewal ends is the renewal itself, counted off
     // with the others as it ends, with nothing of its own to hold. One that may stop sooner counts itself off.
     this.reports.startedWaiting();
@@ -210,10 +229,36 @@ export class RenewalMachine {
     return pairFromAnswer(parsed, previousRefresh, { now: clock(), lifetimeMs, marginFor });
   }
 
+  /** See {@link heldWhenDown}. */
+  private heldDown(): Promise<PairInUse> {
+    if (!this.heldWhenDown) {
+      let resolve: (inUse: PairInUse) => void = ignore;
+      const promise = new Promise<PairInUse>((settled) => (resolve = settled));
+      this.heldWhenDown = { promise, resolve };
+      const held = this.heldThroughOutage();
+      if (held) resolve(held);
+    }
+    return this.heldWhenDown.promise;
+  }
+
+  /**
+   * What a request says whose `timeout` passed while it waited for the renewal under way: when the renewal waits for a
+   * store that is down, or finds it so with the try it is making (given at most `storeTimeoutMs` more),
+   * STORE_UNAVAILABLE with the store's error; otherwise nothing, and axios' own timeout error.
+   */
+  private readonly outWaited: TimedOut = async (config) => {
+    const opening = this.opening;
+    if (!this.storeDown && opening)
+      await settle(opening, { ms: this.options.storeTimeoutMs, signal: config.signal ?? undefined });
+    const down = this.storeDown;
+    return down && storeUnavailable(down.cause, `the request's \`timeout\` (${config.timeout} ms) passed first`);
+  };
+
   private settle(renewal: Promise<PairInUse>, next: RenewalState): void {
     if (this.state.name !== 'renewing' || this.state.renewal !== renewal) return;
     this.state = next;
     this.storeDown = undefined;
+    this.heldWhenDown = undefined;
     this.changed(next.name === 'failed' ? next.error : undefined);
   }
 
@@ -235,19 +280,22 @@ export class RenewalMachine {
         throw halt;
       }
     }
-    for (let lapses = 1; ; lapses += 1) {
-      const turn = await this.turnWithWord(mode, replacing);
+    for (let turns = 1; ; turns += 1) {
+      const turn = await this.turnWithWord(mode, replacing, start.epoch);
       // Another holder's pair arrived while this one waited for the lock.
       if (!(turn instanceof StoreTurn)) return this.take(turn.pair, start.epoch);
       const scope: Scope = { ...start, turn };
       try {
         return await this.record.within(turn, () => this.renewIn(reason, mode, replacing, scope));
       } catch (error) {
-        // The lease lapsed before a call could go (this holder was frozen, or stalled): another holder may have
-        // renewed, and spent the refresh token this one read. Nothing was sent: a turn again, which reads the store.
-        if (!(error instanceof LeaseLapsed)) throw error;
-        if (lapses >= LAPSES_TRIED)
-          throw storeUnavailable(error, `the lock's lease lapsed before the token call ${LAPSES_TRIED} times in a row`);
+        // The turn was lost before a call could go: the lock's lease lapsed (this holder was frozen, or stalled), and
+        // another holder may have renewed and spent the refresh token this one read; or the store stopped answering
+        // under the lock. Nothing was sent: a turn again, which waits for the store's word and reads it anew.
+        if (!(error instanceof TurnLost)) throw error;
+        if (turns >= TURNS_TRIED)
+          throw error.lapsed
+            ? leaseLapsedTooOften(TURNS_TRIED)
+            : storeUnavailable(error.cause, `it stopped answering under its lock, in each of ${TURNS_TRIED} turns`);
       } finally {
         // The waiting requests have their pair: the writes and the release go on without them.
         void turn.end();
@@ -258,25 +306,31 @@ export class RenewalMachine {
   /**
    * A turn at the store with its word: its lock taken (or a store without one); or the pair another holder stored
    * meanwhile, in use now. A store that is down (the lock missed) is asked again, with back-off, until it answers or
-   * the outage wait is over ({@link StoreOutageWait}); then `'wait'` fails the renewal with STORE_UNAVAILABLE, having
-   * sent nothing, and `'go-alone'` gives the turn with the lock missed, which renews alone.
+   * the outage wait, counted from the first try, is over ({@link StoreOutageWait}); then `'wait'` fails the renewal
+   * with STORE_UNAVAILABLE, having sent nothing, and `'go-alone'` gives the turn with the lock missed, which renews
+   * alone (at once, for a holder that already went alone in this outage: its own refresh token is nobody else's).
    */
-  private async turnWithWord(mode: Mode, replacing: TokenPair | undefined): Promise<StoreTurn | PairInUse> {
-    // A store known to be down is tried again without reporting each failure again.
-    const open = (quiet: boolean): Promise<StoreTurn | PairInUse> =>
-      mode === 'auto'
-        ? this.link.turnForRenewal(replacing, () => this.halted(replacing), { quiet })
-        : this.link.turn({ quiet });
-    // Known to be down: the renewal waits for it from the start (getState() says so, a request out of time says why).
-    if (this.outage) this.storeFoundDown(this.outage.cause);
-    let turn = await open(this.outage !== undefined);
-    if (!(turn instanceof StoreTurn) || !turn.lockMissed) return this.storeAnswered(turn);
+  private async turnWithWord(
+    mode: Mode,
+    replacing: TokenPair | undefined,
+    epoch: number,
+  ): Promise<StoreTurn | PairInUse> {
+    const open = (): Promise<StoreTurn | PairInUse> =>
+      (this.opening =
+        mode === 'auto' ? this.link.turnForRenewal(replacing, () => this.halted(replacing)) : this.link.turn());
     const { whenStoreDown, storeOutageWaitMs } = this.options;
-    const wait = new StoreOutageWait(whenStoreDown, storeOutageWaitMs);
+    const wait = (this.outageWait = new StoreOutageWait(whenStoreDown, storeOutageWaitMs));
     try {
+      // Known to be down: the renewal waits for it from the start (getState() says so, a request out of time says why).
+      const known = this.link.outage;
+      if (known) this.storeFoundDown(known.cause);
       for (;;) {
+        const turn = await open();
+        this.opening = undefined;
+        if (!(turn instanceof StoreTurn) || !turn.lockMissed) return this.storeAnswered(turn);
         this.storeFoundDown(turn.missedBecause);
-        if (wait.over) {
+        const alone = whenStoreDown === 'go-alone' && this.link.outage?.said.has('alone');
+        if (wait.over || alone) {
           if (whenStoreDown === 'go-alone') return turn;
           void turn.end();
           throw storeUnavailable(
@@ -286,30 +340,35 @@ export class RenewalMachine {
         }
         void turn.end();
         await wait.pause();
+        this.checkEpoch(epoch);
         // A pair another holder stored reached this one meanwhile (pub/sub, a file event).
         const arrived = mode === 'auto' ? this.account.current : null;
         if (arrived && arrived.pair.access !== replacing?.access && !this.account.expired(arrived))
           return this.storeAnswered(arrived);
-        turn = await open(true);
-        if (!(turn instanceof StoreTurn) || !turn.lockMissed) return this.storeAnswered(turn);
       }
     } finally {
+      this.opening = undefined;
+      this.outageWait = undefined;
       wait.stop();
     }
   }
 
   /** The renewal under way found the store down: said once per outage, and shown by `getState()`. */
   private storeFoundDown(cause: unknown): void {
-    if (!this.outage) this.reports.storeDown(this.options.whenStoreDown, this.options.storeOutageWaitMs);
-    this.outage = { cause, alone: this.outage?.alone ?? false };
+    const outage = this.link.outage;
+    if (outage && !outage.said.has('down')) {
+      outage.said.add('down');
+      this.reports.storeDown(this.options.whenStoreDown, this.options.storeOutageWaitMs);
+    }
     if (this.storeDown) return;
     this.storeDown = { since: this.options.clock(), cause };
+    const held = this.heldThroughOutage();
+    if (held) this.heldWhenDown?.resolve(held);
     this.changed();
   }
 
-  /** The store gave its word (its lock, or another holder's pair): the outage, if any, is over. */
+  /** The store gave its word (its lock, or another holder's pair). */
   private storeAnswered<T extends StoreTurn | PairInUse>(turn: T): T {
-    if (!(turn instanceof StoreTurn) || turn.lockTaken) this.outage = undefined;
     if (this.storeDown) {
       this.storeDown = undefined;
       this.changed();
@@ -348,6 +407,9 @@ export class RenewalMachine {
     // Signed out, here or (as the record read for this turn says) by another holder: only the user signs in again.
     if (mode === 'auto' && this.account.signedOut) throw signedOut();
     const stored = await this.link.read(turn);
+    // The store stopped answering under the lock (it was paused right after it granted it): what it holds is not
+    // known, so nothing is generated on it. A store that answers with an error is read as holding no pair.
+    if (turn.lockTaken && turn.storeSilent) throw new TurnLost({ cause: this.link.outage?.cause });
     // Another holder of the store renewed while this one waited for the lock: use its pair, call nobody.
     if (mode === 'auto' && stored && this.account.accepts(stored, { replacing, renewing: true }))
       return this.take(stored, epoch);
@@ -391,8 +453,9 @@ export class RenewalMachine {
    * else with one login. Said once per outage.
    */
   private async goAlone(reason: RenewalReason, mode: Mode, scope: Scope): Promise<PairInUse> {
-    if (!this.outage?.alone) this.reports.wentAlone();
-    this.outage = { cause: this.outage?.cause, alone: true };
+    const outage = this.link.outage;
+    if (!outage?.said.has('alone')) this.reports.wentAlone();
+    outage?.said.add('alone');
     const own = this.account.current;
     const refresh = own?.alone ? own.pair.refresh : undefined;
     if (refresh !== undefined && !this.account.isRefusedRefresh(refresh)) {

@@ -73,8 +73,9 @@ export interface TokenStore {
   clear(fence?: number): void | boolean | Promise<void | boolean>;
   /**
    * Resolves once this holder may renew; the plugin re-reads the store under it before calling the service. A
-   * shared store gives up after a timeout of its own and rejects; the plugin then renews without the lock. `request`
-   * says when to stop waiting and how long one try may take; a store may ignore it.
+   * shared store gives up after a timeout of its own and rejects; the plugin then treats the store as down (the
+   * `whenStoreDown` option: it waits for the store, or goes on alone). `request` says when to stop waiting and how long
+   * one try may take; a store may ignore it.
    */
   lock?(request?: TokenStoreLockRequest): Promise<TokenStoreLock>;
   /** Calls `listener` when another holder writes or clears the pair. Returns an unsubscribe function. */

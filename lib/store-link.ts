@@ -10,7 +10,7 @@ import { hasCode, TokenAuthError } from './errors.js';
 import { accountRecordIn } from './account-record.js';
 import type { SecretList } from './redact.js';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from './store-contract.js';
-import { completed, FAILED, fromStore, missed, NO_LOCK, noop, StoreTurn } from './store-turn.js';
+import { completed, FAILED, fromStore, missed, NO_LOCK, noop, SILENT, StoreTurn } from './store-turn.js';
 import type { HeldLock } from './store-turn.js';
 
 /**
@@ -41,10 +41,8 @@ export class StoreLink {
   private pairReading: Promise<TokenPair | null> | undefined;
   /** The messages of the missing keys said so far: each is said once. */
   private readonly keysMissing = new Set<string>();
-  /** The last call failed (or got no answer), with this error (masked): the store is down until a call succeeds. */
-  private down: { cause: unknown } | undefined;
-  /** The calls under way. */
-  private readonly calling = new Set<Promise<unknown>>();
+  /** See {@link StoreLink.outage}. */
+  private down: Outage | undefined;
 
   /**
    * `keepsAccount`: the store keeps the account's record, which its holders share (see {@link keepsAccount} in
@@ -60,6 +58,8 @@ export class StoreLink {
   ) {
     this.unsubscribe =
       store.subscribe?.((pair) => {
+        // The store told of a pair: it answers again, if it was down.
+        this.down = undefined;
         const checked = pair === null ? null : completed(pair);
         if (checked !== undefined) this.stored(checked);
       }) ?? noop;
@@ -92,13 +92,21 @@ export class StoreLink {
   }
 
   /**
-   * What a request says whose `timeout` passed while it waited on the store (or on a renewal waiting on it): when the
-   * store is down, or turns out to be by the end of the calls under way (each bounded by `storeTimeoutMs`),
+   * The store is down: a call failed (or got no answer) and none has succeeded since, nor has the store told of a pair.
+   * The first failure of an outage is reported; the calls that fail after it are not, one by one.
+   */
+  get outage(): Outage | undefined {
+    return this.down;
+  }
+
+  /**
+   * What a request says whose `timeout` passed while it waited for the account's record (a refusal about to renew):
+   * when the store is down, or turns out to be by the end of the read under way (bounded by `storeTimeoutMs`),
    * STORE_UNAVAILABLE with the store's error; otherwise nothing, and axios' own timeout error.
    */
-  readonly timedOut: TimedOut = async (config) => {
-    if (!this.down && this.calling.size > 0)
-      await settle(Promise.allSettled([...this.calling]), { ms: this.timeoutMs });
+  readonly readTimedOut: TimedOut = async (config) => {
+    const reading = this.accountReading;
+    if (!this.down && reading) await settle(reading, { ms: this.timeoutMs, signal: config.signal });
     const down = this.down;
     return down && storeUnavailable(down.cause, `the request's \`timeout\` (${config.timeout} ms) passed first`);
   };
@@ -142,12 +150,9 @@ export class StoreLink {
     })());
   }
 
-  /**
-   * A turn at the store, under its lock, for what the user asked for (a login, a refresh, `setTokens`, a logout).
-   * `quiet`: a failure to take the lock is not reported again (a renewal trying a store it found down, again).
-   */
-  turn({ quiet = false }: { quiet?: boolean } = {}): Promise<StoreTurn> {
-    return this.open(undefined, quiet);
+  /** A turn at the store, under its lock, for what the user asked for (a login, a refresh, `setTokens`, a logout). */
+  turn(): Promise<StoreTurn> {
+    return this.open();
   }
 
   /**
@@ -160,7 +165,6 @@ export class StoreLink {
   async turnForRenewal(
     replacing: TokenPair | undefined,
     halted: () => Promise<Error | undefined>,
-    { quiet = false }: { quiet?: boolean } = {},
   ): Promise<StoreTurn | PairInUse> {
     const waiting = new AbortController();
     let stop: Error | undefined;
@@ -178,7 +182,7 @@ export class StoreLink {
     };
     this.waiter = waiter;
     try {
-      const turn = await this.open(waiting.signal, quiet);
+      const turn = await this.open(waiting.signal);
       if (!waiting.signal.aborted) return turn;
       // It holds no lock, or one granted just before the abort, which its end releases.
       void turn.end();
@@ -233,7 +237,7 @@ export class StoreLink {
    * A turn that begins its calls once the turns before it have ended, so that writes land in order. When the store
    * has just been seen not to answer, the turn calls it not at all, not even for the lock.
    */
-  private async open(signal?: AbortSignal, quiet = false): Promise<StoreTurn> {
+  private async open(signal?: AbortSignal): Promise<StoreTurn> {
     const silent = this.silentAtLoad;
     this.silentAtLoad = undefined;
     let answered = silent === undefined;
@@ -242,7 +246,7 @@ export class StoreLink {
         ? this.store.lock
           ? missed(silent)
           : NO_LOCK
-        : await this.lock(signal, { quiet, unanswered: () => (answered = false) });
+        : await this.lock(signal, () => (answered = false));
     const turn = new StoreTurn((operation, read) => this.call(() => operation(this.store), { read }), lock, answered);
     const previous = this.settling;
     turn.follow(previous);
@@ -253,12 +257,10 @@ export class StoreLink {
   /**
    * The store's lock, or one that holds nothing when the store has none or could not grant it (then with the store's
    * error). Once `signal` aborts (the lock is no longer needed), the wait ends at once with no lock, and a lock granted
-   * late is released. Its release reports a failure like any call. `quiet`: a failure is not reported.
+   * late is released, and `flush()` waits for that release too (a bounded one). Its release reports a failure like
+   * any call.
    */
-  private async lock(
-    signal: AbortSignal | undefined,
-    { quiet, unanswered }: { quiet: boolean; unanswered: () => void },
-  ): Promise<HeldLock> {
+  private async lock(signal: AbortSignal | undefined, unanswered: () => void): Promise<HeldLock> {
     const store = this.store;
     if (!store.lock || signal?.aborted) return NO_LOCK;
     const locking = Promise.resolve().then(() => store.lock?.({ signal, tryTimeoutMs: this.timeoutMs }));
@@ -266,16 +268,17 @@ export class StoreLink {
     // A store that stops waiting when the signal aborts rejects then: that is no failure, and is not waited for.
     const granted = await this.call(() => settle(locking, { signal }), {
       bounded: false,
-      quiet,
       failed: (error, masked) => {
         cause = masked;
         if (isUnanswered(error)) unanswered();
       },
     });
-    // Every symbol is no lock: FAILED, ABORTED or TIMED_OUT.
+    // Every symbol is no lock: FAILED, SILENT, ABORTED or TIMED_OUT.
     if (typeof granted === 'symbol' || !granted || signal?.aborted) {
-      // Granted after the wait was given up: nobody would release it.
-      locking.then((late) => late && this.release(late), noop);
+      // Granted after the wait was given up: nobody would release it. A process that flushes and exits leaves no lock.
+      const lateRelease = locking.then((late) => late && this.release(late), noop);
+      const previous = this.settling;
+      this.settling = Promise.all([previous, settle(lateRelease, { ms: this.timeoutMs })]).then(noop);
       // A wait that a newer pair ended needs no lock; any other end is a lock missed.
       return granted === ABORTED || signal?.aborted ? NO_LOCK : missed(cause);
     }
@@ -291,21 +294,20 @@ export class StoreLink {
   }
 
   /**
-   * The answer of `operation`; FAILED once it failed or, when `bounded`, took longer than `timeoutMs`; undefined when
+   * The answer of `operation`; FAILED once it failed, SILENT when it got no answer (when `bounded`, within `timeoutMs`; or
+   * a store's try at its lock, bounded by the store); undefined when
    * `operation` is a `read` and the store answered that what it holds cannot be used (see below). `failed` hears of a
-   * failure, with the error as reported (masked); `quiet`, it is not reported.
+   * failure, with the error as reported (masked). The first failure of an outage is reported; see {@link outage}.
    */
   private async call<T>(
     operation: () => T | Promise<T>,
     {
       bounded = true,
       read = false,
-      quiet = false,
       failed = noop,
-    }: { bounded?: boolean; read?: boolean; quiet?: boolean; failed?: (error: unknown, masked: unknown) => void } = {},
-  ): Promise<T | undefined | typeof FAILED> {
+    }: { bounded?: boolean; read?: boolean; failed?: (error: unknown, masked: unknown) => void } = {},
+  ): Promise<T | undefined | typeof FAILED | typeof SILENT> {
     const call = Promise.resolve().then(operation);
-    this.calling.add(call);
     try {
       const answer = bounded ? await settle(call, { ms: this.timeoutMs }) : await call;
       if (answer === TIMED_OUT)
@@ -329,9 +331,11 @@ export class StoreLink {
       }
       const reason = this.secrets.mask(error instanceof Error ? error.message : String(error));
       const cause = error instanceof Error ? this.secrets.copy(error) : undefined;
-      this.down = { cause };
+      const first = this.down === undefined;
+      if (first) this.down = { cause, said: new Set() };
+      else this.down!.cause = cause;
       failed(error, cause);
-      if (!quiet)
+      if (first)
         this.onFailure(
           new TokenAuthError(
             'STORE_FAILED',
@@ -339,11 +343,18 @@ export class StoreLink {
             { cause },
           ),
         );
-      return FAILED;
-    } finally {
-      this.calling.delete(call);
+      return isUnanswered(error) ? SILENT : FAILED;
     }
   }
+}
+
+/**
+ * An outage of the store as this holder sees it: the store's last error (masked), and the warnings said of it so far,
+ * each said once per outage.
+ */
+export interface Outage {
+  cause: unknown;
+  readonly said: Set<'down' | 'alone'>;
 }
 
 /** A failure that was a store not answering. */

@@ -76,3 +76,13 @@ export function storeUnavailable(cause: unknown, bound: string): TokenAuthError 
     { cause },
   );
 }
+
+/** The error of a renewal whose lock's lease lapsed before its token call `times` times in a row. */
+export function leaseLapsedTooOften(times: number): TokenAuthError {
+  return new TokenAuthError(
+    'STORE_UNAVAILABLE',
+    `The token store's lock lapsed before the token call could go, ${times} times in a row: this holder stalls ` +
+      "(a blocked event loop, a frozen process) for longer than the lock's lease, so it sent no token call on the " +
+      'strength of a lock another holder may have taken. Give the store a longer `lockTtlMs`, or find the stall.',
+  );
+}

@@ -2,7 +2,7 @@
 // missed, in order, every call bounded; and the locks as the plugin holds them. StoreLink (store-link.ts) opens turns.
 import { withJwtExpiry } from './parse.js';
 import { accountRecordIn } from './account-record.js';
-import type { AccountRecord, TokenPair, TokenStore } from './store-contract.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from './store-contract.js';
 
 export const noop = (): void => {};
 
@@ -11,10 +11,8 @@ export const noop = (): void => {};
  * not take it, with why (the store's error, masked: it did not answer, failed, or another holder kept the lock past
  * the store's `lockTimeoutMs`).
  */
-export interface HeldLock {
-  readonly fence?: number | undefined;
+export interface HeldLock extends Omit<TokenStoreLock, 'release'> {
   readonly missed?: { readonly cause: unknown };
-  leaseLeftMs?: (() => number) | undefined;
   release(): Promise<void>;
 }
 
@@ -29,25 +27,35 @@ export function missed(cause: unknown): HeldLock {
 }
 
 /**
- * Why a login or token call was not sent: the lease of the lock this turn took lapsed before it could go (the holder
- * was frozen, or stalled), and another holder may have taken the lock and spent the refresh token this one read.
- * The renewal takes its turn again; it never reaches a caller.
+ * A turn lost before a login or token call went: the lease of its lock lapsed (`lapsed`: the holder was frozen, or
+ * stalled, and another holder may have taken the lock and spent the refresh token this one read), or the store
+ * stopped answering under the lock (what it holds is not known). The renewal takes its turn again; it never reaches a
+ * caller.
  */
-export class LeaseLapsed extends Error {
-  override readonly name = 'LeaseLapsed';
-  constructor() {
-    super("The store lock's lease lapsed before the token call could go: nothing was sent.");
+export class TurnLost extends Error {
+  override readonly name = 'TurnLost';
+  readonly lapsed: boolean;
+  constructor({ lapsed = false, cause }: { lapsed?: boolean; cause?: unknown } = {}) {
+    super(
+      lapsed
+        ? "The store lock's lease lapsed before a token call could go."
+        : 'The store stopped answering under its lock.',
+      { cause },
+    );
+    this.lapsed = lapsed;
   }
 }
 
 /** What a call that failed (and was reported) gives instead of an answer. */
 export const FAILED = Symbol('failed');
+/** What a call that got no answer within `storeTimeoutMs` gives: it failed too, and the store may be silent now. */
+export const SILENT = Symbol('silent');
 
 /** A call of the store, bounded and reported by the link. */
 type Bounded = <T>(
   operation: (store: TokenStore) => T | Promise<T>,
   read: boolean,
-) => Promise<T | undefined | typeof FAILED>;
+) => Promise<T | undefined | typeof FAILED | typeof SILENT>;
 
 /**
  * The store as one renewal (or call of the user's) uses it: under its lock (or none), with every call bounded; a
@@ -58,6 +66,7 @@ type Bounded = <T>(
  */
 export class StoreTurn {
   private failed: boolean;
+  private silent = false;
   private readonly writes: Promise<unknown>[] = [];
   private previous: Promise<unknown> = Promise.resolve();
   private finish: () => void = noop;
@@ -92,12 +101,20 @@ export class StoreTurn {
   }
 
   /**
-   * Throws {@link LeaseLapsed} when the lock's lease may have lapsed: asked right before each login or token call
+   * Throws {@link TurnLost} when the lock's lease may have lapsed: asked right before each login or token call
    * leaves, as late as the plugin can ask, so that a holder that thaws after its lease lapsed sends nothing.
    */
   confirmLease(): void {
     const left = this.lock.leaseLeftMs?.();
-    if (left !== undefined && !(left > 0)) throw new LeaseLapsed();
+    if (left !== undefined && !(left > 0)) throw new TurnLost({ lapsed: true });
+  }
+
+  /**
+   * A call of this turn got no answer within `storeTimeoutMs`: the store stopped answering, and is called no more in
+   * this turn (one that failed at once is called no more either, but answered).
+   */
+  get storeSilent(): boolean {
+    return this.silent;
   }
 
   /** Begins the calls of this turn after `previous`, the end of the turns before it. */
@@ -154,14 +171,15 @@ export class StoreTurn {
     await this.previous;
     if (this.failed) return undefined;
     const answer = await this.bounded(operation, read);
-    if (answer !== FAILED) return answer;
+    if (answer !== FAILED && answer !== SILENT) return answer;
     this.failed = true;
+    if (answer === SILENT) this.silent = true;
     return undefined;
   }
 }
 
-export function fromStore(pair: TokenPair | null | undefined | typeof FAILED): TokenPair | null {
-  return pair === FAILED ? null : (completed(pair) ?? null);
+export function fromStore(pair: TokenPair | null | undefined | typeof FAILED | typeof SILENT): TokenPair | null {
+  return typeof pair === 'symbol' ? null : (completed(pair) ?? null);
 }
 
 /** A pair the plugin can use, with its JWT's expiry when the store kept none; undefined for anything else. */

@@ -216,7 +216,7 @@ export class BrowserTokenStore implements TokenStore {
 
   /**
    * Resolves once this tab may renew, and holds the lock until `release()`. Rejects after `lockTimeoutMs`; the plugin
-   * then renews without it.
+   * then treats the store as down (its `whenStoreDown` option).
    */
   async lock(): Promise<TokenStoreLock> {
     this.checkOpen();

@@ -12,8 +12,8 @@ export interface LeaseOptions {
    */
   lockTtlMs?: number;
   /**
-   * How long a process waits for the lock before it gives up and renews without it (reported as `STORE_FAILED`).
-   * Longer than the longest renewal (token calls with their retries and `Retry-After` waits), so that a holder that
+   * How long a process waits for the lock before it gives up (reported as `STORE_FAILED`); the plugin then treats the
+   * store as down, as its `whenStoreDown` option says. Longer than the longest renewal (token calls with their retries and `Retry-After` waits), so that a holder that
    * is merely slow is waited for; a holder that died is the lease's business.
    * @default 120_000
    */

@@ -59,8 +59,8 @@ export interface BrowserTokenStoreOptions {
    */
   keepAccessInMemory?: boolean;
   /**
-   * How long a tab waits for another tab's renewal before it gives up and renews without the lock (reported as
-   * `STORE_FAILED`). Longer than the longest renewal, so that a tab that is merely slow is waited for; the browser
+   * How long a tab waits for another tab's renewal before it gives up (reported as `STORE_FAILED`); the plugin then
+   * treats the store as down, as its `whenStoreDown` option says. Longer than the longest renewal, so that a tab that is merely slow is waited for; the browser
    * frees a closed tab's Web Lock at once.
    * @default 120_000
    */
