@@ -4,14 +4,14 @@
 // N holders run as P processes (--processes, 10, or N when fewer) of N / P attachments each (fleet-holders-worker.ts,
 // each attachment with a RedisTokenStore and connections of its own), on one redis-server, with the plugin's defaults
 // but `whenStoreDown`. The emulator runs in a process of its own. For each N and each policy ('wait', the default, and
-// 'go-alone'), a fleet logs in (one round: every holder fires one request at once), then, for each outage length (3 s,
-// then 12 s), redis-server is paused (SIGSTOP, as a paused VM or a partition without resets), every access token is
-// refused from then on (the emulator's expiry control), and every holder fires one request at once; redis-server
-// answers again when the outage ends. It reports, per outage: the token calls during it and in all (logins,
-// refreshes), the refresh tokens refused (spent ones), the requests served and failed (by error code), and how long
-// the requests waited (p50, p99, max). Between outages, a round with the tokens valid. It exits 1 when a refresh token
-// was refused, or when under 'wait' a token call went out during an outage, or a 3 s outage cost more than one token
-// call. Results: bench/results/fleet-outage.json (fleet-outage-quick.json for other sizes).
+// 'go-alone'), a fleet logs in (one round: every holder fires one request at once), then, for each outage length
+// (3 s, 12 s, then 30 s), redis-server is paused (SIGSTOP, as a paused VM or a partition without resets), every
+// access token is refused from then on (the emulator's expiry control), and every holder fires one request at once;
+// redis-server answers again when the outage ends. It reports, per outage: the token calls during it and in all
+// (logins, refreshes), the refresh tokens refused (spent ones), the requests served and failed (by error code), and
+// how long the requests waited (p50, p99, max). Between outages, a round with the tokens valid. It exits 1 when a
+// refresh token was refused, or when under 'wait' a token call went out during an outage, or a 3 s outage cost more
+// than one token call. Results: bench/results/fleet-outage.json (fleet-outage-quick.json for other sizes).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startRedisServer } from '../harness/redis-server.js';
@@ -29,7 +29,7 @@ export interface OutageOptions {
 }
 
 /** The outages, in the order each fleet goes through them. */
-const OUTAGES_MS = [3_000, 12_000] as const;
+const OUTAGES_MS = [3_000, 12_000, 30_000] as const;
 const POLICIES = ['wait', 'go-alone'] as const;
 
 export interface OutageResult {
@@ -149,7 +149,7 @@ export async function outageBenchmark(options: OutageOptions): Promise<void> {
   const largest = Math.max(...options.sizes);
   const limit = openFileLimit();
   console.log(
-    `Fleet benchmark, outage: ${options.sizes.join(', ')} holders in ${options.processes} processes, Redis paused ${OUTAGES_MS.map((ms) => `${ms / 1000} s`).join(' and ')} as the tokens expire, under 'wait' and 'go-alone'; ulimit -n ${limit}; ${options.machine}`,
+    `Fleet benchmark, outage: ${options.sizes.join(', ')} holders in ${options.processes} processes, Redis paused ${OUTAGES_MS.map((ms) => `${ms / 1000} s`).join(', ')} as the tokens expire, under 'wait' and 'go-alone'; ulimit -n ${limit}; ${options.machine}`,
   );
   if (limit < largest + 100)
     throw new Error(`ulimit -n is ${limit}: ${largest} holders need about ${largest + 100} open files (raise it).`);

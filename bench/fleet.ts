@@ -33,7 +33,7 @@
 //   npm run bench:fleet -- --holders         10, 100 and 1,000 holders in 10 processes, on one redis-server and a
 //                                            Cluster of 3 masters: Redis' cost per holder per expiry (fleet-holders.ts)
 //   npm run bench:fleet -- --holders 1000    1,000 only
-//   npm run bench:fleet -- --outage          10, 100 and 1,000 holders in 10 processes, Redis paused 3 s and 12 s
+//   npm run bench:fleet -- --outage          10, 100 and 1,000 holders in 10 processes, Redis paused 3, 12 and 30 s
 //                                            as the tokens expire, under each `whenStoreDown` (fleet-outage.ts)
 //   npm run bench:fleet -- --serverless      the serverless row alone (fleet-serverless.ts), which every default run
 //                                            ends with: cold starts on @upstash/redis, REST commands per request/expiry
