@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import axios from 'axios';
 import type { AxiosInstance, AxiosStatic, InternalAxiosRequestConfig } from 'axios';
 import { attachTokenAuth } from '../lib/index.js';
-import { AXIOS_RANGE } from '../lib/axios-version.js';
+import { AXIOS_RANGE } from '../lib/support/axios-version.js';
 
 // An axios outside the peer range is refused at attach, with the version found and the range, instead of misbehaving
 // (a refused refresh, a wrong password, a permission 401 went wrong on 1.0.0 and 0.27.2 with no word of the cause).

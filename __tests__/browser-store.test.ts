@@ -1,6 +1,6 @@
 import { BrowserTokenStore } from '../lib/stores/browser.js';
 import type { BrowserTokenStoreOptions } from '../lib/stores/browser.js';
-import type { TokenPair } from '../lib/store-contract.js';
+import type { TokenPair } from '../lib/contract/store.js';
 import { until } from './helpers/flow.js';
 
 // What of the browser store runs in Node: its option checks, and tabs sharing over Node's own BroadcastChannel with

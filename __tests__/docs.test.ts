@@ -4,7 +4,7 @@ import axios from 'axios';
 import { attachTokenAuth, DEFAULTS } from '../lib/index.js';
 
 // What the README and the guides repeat of the code stays the code's: every default a table or a sentence states is
-// read from DEFAULTS, the error codes from lib/errors.ts, the option names and the handle's members from what
+// read from DEFAULTS, the error codes from lib/contract/errors.ts, the option names and the handle's members from what
 // attachTokenAuth takes and returns. A changed default fails here until the docs follow.
 const root = join(__dirname, '..');
 const read = (page: string): string => readFileSync(join(root, page), 'utf8');
@@ -243,8 +243,8 @@ describe('the defaults the docs state are DEFAULTS', () => {
   });
 });
 
-describe('the error codes the docs list are lib/errors.ts’s', () => {
-  const codes = [...read('lib/errors.ts').matchAll(/^\s*\| '([A-Z_]+)'/gm)].map((match) => match[1]!).sort();
+describe('the error codes the docs list are lib/contract/errors.ts’s', () => {
+  const codes = [...read('lib/contract/errors.ts').matchAll(/^\s*\| '([A-Z_]+)'/gm)].map((match) => match[1]!).sort();
 
   it('reads the closed set from the source', () => {
     expect(codes).toEqual(expect.arrayContaining(['LOGIN_REJECTED', 'LOGGED_OUT', 'ACCOUNT_INVALID']));

@@ -1,4 +1,4 @@
-import { Emitter } from '../lib/events.js';
+import { Emitter } from '../lib/support/emitter.js';
 
 describe('Emitter', () => {
   it('keeps calling listeners after one throws, and reports the throw on its own', () => {

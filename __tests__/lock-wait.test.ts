@@ -2,7 +2,7 @@
 // waited for up to `lockTimeoutMs`, a try that gets no answer is a silent store, an aborted wait stops trying, and a
 // release heard while a try was on its way is not lost. The stores run it against a real Redis and real files in
 // their own suites.
-import { UNANSWERED } from '../lib/deadline.js';
+import { UNANSWERED } from '../lib/support/deadline.js';
 import { acquire, Wakeup } from '../lib/stores/lease.js';
 import type { Attempt } from '../lib/stores/lease.js';
 import { until } from './helpers/flow.js';

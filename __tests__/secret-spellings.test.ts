@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { attachTokenAuth, isTokenAuthError, MemoryTokenStore } from '../lib/index.js';
 import type { TokenAuthOptions } from '../lib/index.js';
 import { oauth2ClientCredentials, oauth2Password } from '../lib/presets.js';
-import { Mask } from '../lib/redact.js';
+import { Mask } from '../lib/support/redact.js';
 import {
   captureConsole,
   causeChain,

@@ -2,7 +2,7 @@ import axios, { AxiosError as AxiosErrorClass, AxiosHeaders } from 'axios';
 import type { AxiosError } from 'axios';
 import nock from 'nock';
 import { attachTokenAuth, isTokenAuthError, MemoryTokenStore } from '../lib/index.js';
-import { Mask } from '../lib/redact.js';
+import { Mask } from '../lib/support/redact.js';
 import { closeEmulatorsAfterEach, emulator, E2E_PASSWORD, E2E_USER } from './helpers/emulator.js';
 import type { TokenAuthError } from '../lib/index.js';
 import {

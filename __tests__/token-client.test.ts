@@ -2,7 +2,7 @@ import axios, { AxiosError, isAxiosError } from 'axios';
 import type { AxiosInstance } from 'axios';
 import nock from 'nock';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
-import { isNetworkFault, withRetries } from '../lib/retry.js';
+import { isNetworkFault, withRetries } from '../lib/token-calls/retry.js';
 import type { TokenAuthErrorCode, TokenAuthOptions } from '../lib/index.js';
 import { closeEmulatorsAfterEach, e2e } from './helpers/emulator.js';
 import { API, FakeTokenService, LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';

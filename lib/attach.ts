@@ -1,17 +1,17 @@
 import { getAdapter, isAxiosError } from 'axios';
 import type { AxiosAdapter, AxiosInstance, AxiosRequestConfig, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
-import { sendWithin, startDeadline } from './abort.js';
-import { axiosVersionProblem } from './axios-version.js';
-import type { Account, Ticket } from './account.js';
-import type { PairInUse } from './account-state.js';
-import { accountNameProblem, Accounts } from './accounts.js';
-import { resolveOptions } from './options.js';
-import { OriginPolicy } from './origins.js';
-import { Replays } from './replay.js';
-import { Reports } from './reports.js';
-import { TokenClient } from './token-client.js';
-import type { TokenAuth, TokenAuthAccount } from './handle.js';
-import type { TokenAuthOptions } from './types.js';
+import { sendWithin, startDeadline } from './support/abort.js';
+import { axiosVersionProblem } from './support/axios-version.js';
+import type { Account, Ticket } from './account/keeper.js';
+import type { PairInUse } from './account/pairs.js';
+import { accountNameProblem, Accounts } from './account/accounts.js';
+import { resolveOptions } from './options/resolve.js';
+import { OriginPolicy } from './support/origins.js';
+import { Replays } from './request/refusal.js';
+import { Reports } from './account/reports.js';
+import { TokenClient } from './token-calls/client.js';
+import type { TokenAuth, TokenAuthAccount } from './contract/handle.js';
+import type { TokenAuthOptions } from './contract/options.js';
 
 /** Marks an instance as attached; `Symbol.for`, so that two copies of the package see each other's mark. */
 const ATTACHED = Symbol.for('axios-token-keeper.attached');

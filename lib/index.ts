@@ -6,10 +6,10 @@
  * @module axios-token-keeper
  */
 export { attachTokenAuth } from './attach.js';
-export { TokenAuthError, isTokenAuthError } from './errors.js';
-export type { TokenAuthErrorCode } from './errors.js';
+export { TokenAuthError, isTokenAuthError } from './contract/errors.js';
+export type { TokenAuthErrorCode } from './contract/errors.js';
 export { MemoryTokenStore } from './stores/memory.js';
-export { DEFAULTS } from './options.js';
+export { DEFAULTS } from './options/resolve.js';
 export type {
   AccountNamed,
   RenewalReason,
@@ -21,7 +21,7 @@ export type {
   TokenAuthStatus,
   TokenAuthWarningCode,
   TokenCallReport,
-} from './handle.js';
+} from './contract/handle.js';
 export type {
   AccountRecord,
   LoginPause,
@@ -32,7 +32,7 @@ export type {
   TokenStore,
   TokenStoreLock,
   TokenStoreLockRequest,
-} from './store-contract.js';
+} from './contract/store.js';
 export type {
   Credentials,
   CredentialsSource,
@@ -41,4 +41,4 @@ export type {
   TokenAuthOptions,
   TokenBudgetLimits,
   TokenCallRequest,
-} from './types.js';
+} from './contract/options.js';

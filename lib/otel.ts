@@ -6,9 +6,9 @@
  */
 import { metrics, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Attributes, AttributeValue, Meter, ObservableCallback, Tracer } from '@opentelemetry/api';
-import type { TokenAuthError } from './errors.js';
-import type { TokenAuth, TokenCallReport } from './handle.js';
-import type { TokenOperation } from './store-contract.js';
+import type { TokenAuthError } from './contract/errors.js';
+import type { TokenAuth, TokenCallReport } from './contract/handle.js';
+import type { TokenOperation } from './contract/store.js';
 
 /** The instrumentation scope's name: the default tracer's and meter's. */
 const SCOPE = 'axios-token-keeper';

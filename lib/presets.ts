@@ -9,9 +9,9 @@
  *
  * @module axios-token-keeper/presets
  */
-import { base64FromUtf8 } from './base64.js';
-import { DEFAULTS } from './options.js';
-import type { Credentials, TokenAuthOptions } from './types.js';
+import { base64FromUtf8 } from './support/base64.js';
+import { DEFAULTS } from './options/resolve.js';
+import type { Credentials, TokenAuthOptions } from './contract/options.js';
 
 /** The options a preset sets. */
 export type PresetOptions = Pick<

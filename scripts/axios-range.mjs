@@ -1,7 +1,7 @@
 // `npm run test:axios-range [-- oldest|newest] [-- jest arguments]`: the core and fault tests on both ends of the peer
 // range, each a run of jest with one axios for everything (jest.config.js maps 'axios' to AXIOS_PACKAGE): the oldest,
 // the dev dependency `axios-oldest` (npm:axios@ the range's lower bound, which __tests__/axios-versions.test.ts holds to
-// lib/axios-version.ts), and the newest, the repository's own `axios` (the lockfile's, which `npm test` runs on too).
+// lib/support/axios-version.ts), and the newest, the repository's own `axios` (the lockfile's, which `npm test` runs on too).
 // CI runs `oldest`: `npm test` is the newest's run.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';

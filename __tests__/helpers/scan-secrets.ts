@@ -9,7 +9,7 @@
  *    the plugin's private token-call instance) do not count;
  *  - what `attachTokenAuth` throws, and rejections of `auth.login()`, `auth.refresh()`, `auth.logout()` and
  *    `auth.accessToken()` (whose value is the token, by design);
- *  - every payload passed to `Emitter.prototype.emit` (lib/events.ts), whether or not anyone listens;
+ *  - every payload passed to `Emitter.prototype.emit` (lib/support/emitter.ts), whether or not anyone listens;
  *  - every console.log/info/warn/error/debug/trace call (still passed through).
  * Scanned (afterAll of the file, and again after each later afterAll hook for what those produced) through what a
  * logger would print (`renderings` below), and the formatted console line. Secrets are the known test passwords, the
@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import util from 'node:util';
 import axios, { AxiosHeaders } from 'axios';
 import type { AxiosResponse } from 'axios';
-import { Emitter } from '../../lib/events';
+import { Emitter } from '../../lib/support/emitter';
 import type { TokenAuth, TokenAuthEvents } from '../../lib/index.js';
 import { E2E_PASSWORD, E2E_USER } from '../../harness/account.js';
 import { PASSWORD, USERNAME } from './credentials.js';

@@ -4,8 +4,8 @@
  *
  * @module axios-token-keeper/browser-store
  */
-import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../store-contract.js';
-import { accountRecordIn } from '../account-record.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../contract/store.js';
+import { accountRecordIn } from './account-record.js';
 import { webLocks, webStorage } from './browser/environment.js';
 import { checkOptions, pairStorage, sealerOf } from './browser/options.js';
 import type { BrowserLocking, BrowserTokenStoreOptions } from './browser/options.js';

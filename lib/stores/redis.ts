@@ -6,9 +6,9 @@
  *
  * @module axios-token-keeper/redis-store
  */
-import { settle } from '../deadline.js';
-import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../store-contract.js';
-import { pausesLogins, parseAccountRecord } from '../account-record.js';
+import { settle } from '../support/deadline.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../contract/store.js';
+import { pausesLogins, parseAccountRecord } from './account-record.js';
 import { isPair, parseRecord } from './record.js';
 import { Announcer } from './announcer.js';
 import { acquire, HeldLease, Wakeup } from './lease.js';

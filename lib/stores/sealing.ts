@@ -3,8 +3,8 @@
 // another key, file or entry fails to open. Or by `encryption.seal`/`unseal` of the user's. What the store's scripts
 // read (the version, the fence, the expiry) stays in clear beside it. A leaf, with nothing from Node: each store says
 // where WebCrypto comes from.
-import { hasCode, TokenAuthError } from '../errors.js';
-import type { TokenPair } from '../store-contract.js';
+import { hasCode, TokenAuthError } from '../contract/errors.js';
+import type { TokenPair } from '../contract/store.js';
 import { isSealed, recordToJson } from './record.js';
 import type { FencedPair, StoredPair } from './record.js';
 import { bytesFromBase64, isBytes, KEY_ID } from './sealing-options.js';

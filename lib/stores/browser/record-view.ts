@@ -1,4 +1,4 @@
-import type { TokenPair } from '../../store-contract.js';
+import type { TokenPair } from '../../contract/store.js';
 import { copyPair, isPair, tryParseRecord } from '../record.js';
 import type { FencedPair, StoredPair } from '../record.js';
 import type { SealedRecords } from '../sealing.js';

@@ -1,4 +1,4 @@
-import type { TokenPair } from '../../store-contract.js';
+import type { TokenPair } from '../../contract/store.js';
 import { isPair } from '../record.js';
 import type { FencedPair } from '../record.js';
 

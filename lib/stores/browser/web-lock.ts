@@ -1,4 +1,4 @@
-import type { TokenStoreLock } from '../../store-contract.js';
+import type { TokenStoreLock } from '../../contract/store.js';
 import type { TabChannel } from './tab-channel.js';
 
 /**

@@ -1,8 +1,8 @@
 // What a UI renders of the sign-in, as one snapshot that stays the same object until something changes, with the
 // listeners that hear of each change: the shape React's useSyncExternalStore takes as it is.
-import type { TokenAuthError } from './errors.js';
-import { Emitter } from './events.js';
-import type { TokenAuthState, TokenAuthStatus } from './handle.js';
+import type { TokenAuthError } from '../contract/errors.js';
+import { Emitter } from '../support/emitter.js';
+import type { TokenAuthState, TokenAuthStatus } from '../contract/handle.js';
 
 /** What the state is made of, as the renewals know it. */
 export interface SignInFacts {

@@ -2,11 +2,11 @@
 // rule for taking another holder's pair, and the guards consulted before a call that generates a token (the login
 // pause, the memory of refusals renewing did not cure, the budget's spent calls, a refused refresh token, a logout).
 // The guards read and write as one record, the account's, which a store can keep for every holder.
-import { TokenBudget } from './budget.js';
-import { LoginCooldown, RefusalPolicy } from './policies.js';
-import { lifetimeOf } from './parse.js';
-import type { ResolvedOptions } from './options.js';
-import type { AccountRecord, TokenOperation, TokenPair } from './store-contract.js';
+import { TokenBudget } from './guards/budget.js';
+import { LoginCooldown, RefusalPolicy } from './guards/policies.js';
+import { lifetimeOf } from '../token-calls/parse.js';
+import type { ResolvedOptions } from '../options/resolve.js';
+import type { AccountRecord, TokenOperation, TokenPair } from '../contract/store.js';
 
 /**
  * The pair this holder uses now. `generation` numbers the pairs it has used, so that a request can tell whether the

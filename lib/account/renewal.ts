@@ -1,22 +1,22 @@
 import type { InternalAxiosRequestConfig } from 'axios';
-import { abortable } from './abort.js';
-import type { AccountState, PairInUse } from './account-state.js';
-import { credentialsFor } from './credentials.js';
-import { hasCode, signedOut, TokenAuthError } from './errors.js';
-import type { RenewalReason, TokenCallReport } from './handle.js';
-import type { ResolvedOptions } from './options.js';
-import { pairFromAnswer } from './parse.js';
-import type { SecretList } from './redact.js';
+import { abortable } from '../support/abort.js';
+import type { AccountState, PairInUse } from './pairs.js';
+import { credentialsFor } from '../token-calls/credentials.js';
+import { hasCode, signedOut, TokenAuthError } from '../contract/errors.js';
+import type { RenewalReason, TokenCallReport } from '../contract/handle.js';
+import type { ResolvedOptions } from '../options/resolve.js';
+import { pairFromAnswer } from '../token-calls/parse.js';
+import type { SecretList } from '../support/redact.js';
 import type { AccountReports } from './reports.js';
 import type { SharedRecord } from './shared-record.js';
-import type { TimedOut } from './abort.js';
-import { settle } from './deadline.js';
-import { leaseLapsedTooOften, StoreOutageWait, storeUnavailable } from './store-outage.js';
-import { StoreTurn, TurnLost } from './store-turn.js';
-import type { StoreLink } from './store-link.js';
-import type { TokenPair } from './store-contract.js';
-import type { CallGate, CallOutcome, TokenClient } from './token-client.js';
-import type { Credentials, ParsedTokens } from './types.js';
+import type { TimedOut } from '../support/abort.js';
+import { settle } from '../support/deadline.js';
+import { leaseLapsedTooOften, StoreOutageWait, storeUnavailable } from './store/outage.js';
+import { StoreTurn, TurnLost } from './store/turn.js';
+import type { StoreLink } from './store/link.js';
+import type { TokenPair } from '../contract/store.js';
+import type { CallGate, CallOutcome, TokenClient } from '../token-calls/client.js';
+import type { Credentials, ParsedTokens } from '../contract/options.js';
 
 /**
  * Where the renewals of one account stand. What moves them, in one table (a request "needs a pair" when none is in

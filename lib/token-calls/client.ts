@@ -1,17 +1,17 @@
 import axios, { AxiosError, isAxiosError } from 'axios';
 import type { AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
-import { base64FromUtf8 } from './base64.js';
-import { settle } from './deadline.js';
-import type { TokenOperation, TokenPair } from './store-contract.js';
-import { TokenAuthError } from './errors.js';
-import type { TokenAuthErrorCode } from './errors.js';
+import { base64FromUtf8 } from '../support/base64.js';
+import { settle } from '../support/deadline.js';
+import type { TokenOperation, TokenPair } from '../contract/store.js';
+import { TokenAuthError } from '../contract/errors.js';
+import type { TokenAuthErrorCode } from '../contract/errors.js';
 import { describeShape } from './parse.js';
-import { Mask } from './redact.js';
+import { Mask } from '../support/redact.js';
 import { withRetries } from './retry.js';
-import { basicSecrets, secretsIn, stringsIn, tokensIn } from './token-call-secrets.js';
+import { basicSecrets, secretsIn, stringsIn, tokensIn } from './secrets.js';
 import type { RetryPolicy } from './retry.js';
-import type { Credentials, LogoutRequest, ParsedTokens } from './types.js';
-import type { ResolvedOptions } from './options.js';
+import type { Credentials, LogoutRequest, ParsedTokens } from '../contract/options.js';
+import type { ResolvedOptions } from '../options/resolve.js';
 
 /**
  * Called by each attempt of a call of the private instance as it leaves, first try and retries alike: it spends the

@@ -1,9 +1,9 @@
 import type { AxiosError, AxiosInstance, InternalAxiosRequestConfig } from 'axios';
-import { credentialsProblem } from './credentials.js';
-import { parseTokenBody } from './parse.js';
-import { originOf, pageAddress } from './origins.js';
-import type { TokenStore } from './store-contract.js';
-import type { CredentialsSource, TokenAuthOptions, TokenBudgetLimits, TokenCallRequest } from './types.js';
+import { credentialsProblem } from '../token-calls/credentials.js';
+import { parseTokenBody } from '../token-calls/parse.js';
+import { originOf, pageAddress } from '../support/origins.js';
+import type { TokenStore } from '../contract/store.js';
+import type { CredentialsSource, TokenAuthOptions, TokenBudgetLimits, TokenCallRequest } from '../contract/options.js';
 
 /**
  * Every default of {@link TokenAuthOptions}, in one place, frozen. Those not here are computed at attach time:

@@ -1,7 +1,7 @@
 // The policies the renewal consults before it spends a token call: small objects that each remember one thing, and
 // can give it to (and take it from) the account's record.
-import { TokenAuthError } from './errors.js';
-import type { LoginPause, RefusalMemory } from './store-contract.js';
+import { TokenAuthError } from '../../contract/errors.js';
+import type { LoginPause, RefusalMemory } from '../../contract/store.js';
 
 /**
  * After the service rejects the login (the credentials, or an address that has no login call), automatic logins

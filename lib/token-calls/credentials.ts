@@ -1,5 +1,5 @@
-import { TokenAuthError } from './errors.js';
-import type { Credentials, CredentialsSource } from './types.js';
+import { TokenAuthError } from '../contract/errors.js';
+import type { Credentials, CredentialsSource } from '../contract/options.js';
 
 /**
  * What keeps `value` from being sent, as a predicate of "the credentials", or undefined when nothing does. One rule

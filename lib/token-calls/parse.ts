@@ -1,6 +1,6 @@
-import { utf8FromBase64Url } from './base64.js';
-import type { ParsedTokens } from './types.js';
-import type { TokenPair } from './store-contract.js';
+import { utf8FromBase64Url } from '../support/base64.js';
+import type { ParsedTokens } from '../contract/options.js';
+import type { TokenPair } from '../contract/store.js';
 
 const ACCESS_KEYS = ['access', 'access_token', 'accessToken'] as const;
 const REFRESH_KEYS = ['refresh', 'refresh_token', 'refreshToken'] as const;

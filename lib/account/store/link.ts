@@ -2,16 +2,16 @@
 // processes, hosts) store, every call bounded by `storeTimeoutMs` and reported when it fails, and the turns each
 // renewal (or call of the user's) takes at the store under its lock, one after another (each a StoreTurn,
 // store-turn.ts).
-import type { AccountState, PairInUse } from './account-state.js';
-import type { TimedOut } from './abort.js';
-import { ABORTED, settle, TIMED_OUT, UNANSWERED, unanswered } from './deadline.js';
-import { storeUnavailable } from './store-outage.js';
-import { hasCode, TokenAuthError } from './errors.js';
-import { accountRecordIn } from './account-record.js';
-import type { SecretList } from './redact.js';
-import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from './store-contract.js';
-import { completed, FAILED, fromStore, missed, NO_LOCK, noop, SILENT, StoreTurn } from './store-turn.js';
-import type { HeldLock } from './store-turn.js';
+import type { AccountState, PairInUse } from '../pairs.js';
+import type { TimedOut } from '../../support/abort.js';
+import { ABORTED, settle, TIMED_OUT, UNANSWERED, unanswered } from '../../support/deadline.js';
+import { storeUnavailable } from './outage.js';
+import { hasCode, TokenAuthError } from '../../contract/errors.js';
+import { accountRecordIn } from '../../stores/account-record.js';
+import type { SecretList } from '../../support/redact.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../../contract/store.js';
+import { completed, FAILED, fromStore, missed, NO_LOCK, noop, SILENT, StoreTurn } from './turn.js';
+import type { HeldLock } from './turn.js';
 
 /**
  * This holder's link to the user's store. A store failure must not fail requests while the plugin holds tokens in

@@ -1,8 +1,8 @@
 // The account's record as the holders of a shared store keep it between them: read and written back under the lock,
 // so that what another holder wrote meanwhile is kept, or read without it, only to consult the guards.
-import type { AccountState } from './account-state.js';
-import type { StoreLink } from './store-link.js';
-import type { StoreTurn } from './store-turn.js';
+import type { AccountState } from './pairs.js';
+import type { StoreLink } from './store/link.js';
+import type { StoreTurn } from './store/turn.js';
 
 /**
  * The transactions of one account's record. Without a store that keeps it (see `keepsAccount`), every method simply

@@ -1,5 +1,5 @@
 import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
-import type { TokenPair, TokenStore } from './store-contract.js';
+import type { TokenPair, TokenStore } from './store.js';
 
 declare module 'axios' {
   interface AxiosRequestConfig {

@@ -1,14 +1,14 @@
 import { AxiosHeaders, isAxiosError } from 'axios';
 import type { AxiosAdapter, AxiosError, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
-import { succeeds } from './abort.js';
-import type { Ticket } from './account.js';
-import type { PairInUse } from './account-state.js';
-import { DEFAULTS } from './options.js';
-import type { ResolvedOptions } from './options.js';
-import { answeredFrom, originOf, requestURL } from './origins.js';
-import type { OriginPolicy } from './origins.js';
-import { isStream } from './redact.js';
-import type { Reports } from './reports.js';
+import { succeeds } from '../support/abort.js';
+import type { Ticket } from '../account/keeper.js';
+import type { PairInUse } from '../account/pairs.js';
+import { DEFAULTS } from '../options/resolve.js';
+import type { ResolvedOptions } from '../options/resolve.js';
+import { answeredFrom, originOf, requestURL } from '../support/origins.js';
+import type { OriginPolicy } from '../support/origins.js';
+import { isStream } from '../support/redact.js';
+import type { Reports } from '../account/reports.js';
 
 /**
  * The replays of refused requests, in one room: the decision after a refusal (a late one, one renewing did not cure,

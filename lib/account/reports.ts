@@ -1,7 +1,7 @@
-import { TokenAuthError } from './errors.js';
-import { Emitter } from './events.js';
-import type { TokenAuthEvents, TokenAuthStats, TokenCallReport } from './handle.js';
-import type { TokenOperation, TokenPair } from './store-contract.js';
+import { TokenAuthError } from '../contract/errors.js';
+import { Emitter } from '../support/emitter.js';
+import type { TokenAuthEvents, TokenAuthStats, TokenCallReport } from '../contract/handle.js';
+import type { TokenOperation, TokenPair } from '../contract/store.js';
 
 /** What `stats()` counts for one account. */
 export type Counts = Omit<TokenAuthStats, 'budget'>;

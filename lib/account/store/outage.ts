@@ -1,6 +1,6 @@
 // How a renewal waits out a store that is down (`whenStoreDown`, `storeOutageWaitMs`): how long, how often it asks the
 // store again, and what it does once the wait is over. A leaf: the renewal consults it (renewal.ts).
-import { TokenAuthError } from './errors.js';
+import { TokenAuthError } from '../../contract/errors.js';
 
 /** The first pause between two tries at a store found down, and the longest: it doubles from one to the other. */
 const FIRST_PAUSE_MS = 100;

@@ -1,7 +1,7 @@
-import { TokenAuthError } from './errors.js';
-import type { TokenBudgetLimits } from './types.js';
+import { TokenAuthError } from '../../contract/errors.js';
+import type { TokenBudgetLimits } from '../../contract/options.js';
 
-import type { SpentCalls, TokenOperation } from './store-contract.js';
+import type { SpentCalls, TokenOperation } from '../../contract/store.js';
 
 /**
  * Counts the calls that may generate a token, in a rolling window, and refuses one past the limit before it

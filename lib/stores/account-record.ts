@@ -1,6 +1,6 @@
 // The check of the account's record as a store hands it back (parsed JSON, or what a custom store kept): a leaf, which
 // the stores and the link to them share.
-import type { AccountRecord, LoginPause, RefusalMemory, TokenStore } from './store-contract.js';
+import type { AccountRecord, LoginPause, RefusalMemory, TokenStore } from '../contract/store.js';
 
 /**
  * Whether the holders of `store` share the account's record: a store the user gave (the default memory store has no

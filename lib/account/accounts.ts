@@ -2,11 +2,11 @@
 // asks for (its `account`, or the `account` option's), made on first use and dropped, least recently used first,
 // past `maxAccounts`, never while in use.
 import type { InternalAxiosRequestConfig } from 'axios';
-import { Account } from './account.js';
-import type { Attachment } from './account.js';
-import { TokenAuthError } from './errors.js';
-import { MemoryTokenStore } from './stores/memory.js';
-import type { TokenStore } from './store-contract.js';
+import { Account } from './keeper.js';
+import type { Attachment } from './keeper.js';
+import { TokenAuthError } from '../contract/errors.js';
+import { MemoryTokenStore } from '../stores/memory.js';
+import type { TokenStore } from '../contract/store.js';
 
 /** The longest account name taken: room for a tenant id or an e-mail address (254), not for a pasted token. */
 export const LONGEST_ACCOUNT_NAME = 256;

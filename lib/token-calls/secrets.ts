@@ -1,6 +1,6 @@
 // What a login, token or logout call carries that is secret, and what of an answer may be a token: the strings the
 // token client masks in what its errors say and keep as their cause.
-import { utf8FromBase64Url } from './base64.js';
+import { utf8FromBase64Url } from '../support/base64.js';
 
 /**
  * A Basic header's secrets: the header, its value, and what it decodes to (`id:secret`, the secret alone, and the

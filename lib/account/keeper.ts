@@ -2,23 +2,23 @@
 // the store, the record it shares there, its renewals, its reports and its sign-in state; the questions the replays
 // ask it; and the members of the handle that act on one account.
 import type { InternalAxiosRequestConfig } from 'axios';
-import { abortable, throwIfCanceled } from './abort.js';
-import { AccountState } from './account-state.js';
-import type { PairInUse } from './account-state.js';
-import { keepsAccount } from './account-record.js';
-import { isTokenAuthError, signedOut, TokenAuthError } from './errors.js';
-import type { TokenAuthAccount, TokenAuthState, TokenAuthStats } from './handle.js';
-import type { ResolvedOptions } from './options.js';
-import { SecretList } from './redact.js';
+import { abortable, throwIfCanceled } from '../support/abort.js';
+import { AccountState } from './pairs.js';
+import type { PairInUse } from './pairs.js';
+import { keepsAccount } from '../stores/account-record.js';
+import { isTokenAuthError, signedOut, TokenAuthError } from '../contract/errors.js';
+import type { TokenAuthAccount, TokenAuthState, TokenAuthStats } from '../contract/handle.js';
+import type { ResolvedOptions } from '../options/resolve.js';
+import { SecretList } from '../support/redact.js';
 import { AccountReports } from './reports.js';
 import type { Reports } from './reports.js';
 import { RenewalMachine } from './renewal.js';
 import { SharedRecord } from './shared-record.js';
 import { SignInState } from './sign-in-state.js';
-import { StoreLink } from './store-link.js';
-import type { TokenPair, TokenStore } from './store-contract.js';
-import type { CallOutcome, TokenClient } from './token-client.js';
-import type { Credentials, ParsedTokens } from './types.js';
+import { StoreLink } from './store/link.js';
+import type { TokenPair, TokenStore } from '../contract/store.js';
+import type { CallOutcome, TokenClient } from '../token-calls/client.js';
+import type { Credentials, ParsedTokens } from '../contract/options.js';
 
 /** What the accounts of one attachment share, made once at attach. */
 export interface Attachment {
