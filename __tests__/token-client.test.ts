@@ -2,7 +2,9 @@ import axios, { AxiosError, isAxiosError } from 'axios';
 import type { AxiosInstance } from 'axios';
 import nock from 'nock';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
-import { isNetworkFault, withRetries } from '../lib/token-calls/retry.js';
+import { isRetried } from '../lib/token-calls/retries.js';
+import { TokenClient } from '../lib/token-calls/client.js';
+import { resolveOptions } from '../lib/options/resolve.js';
 import type { TokenAuthErrorCode, TokenAuthOptions } from '../lib/index.js';
 import { closeEmulatorsAfterEach, e2e } from './helpers/emulator.js';
 import { API, FakeTokenService, LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
@@ -306,15 +308,26 @@ describe('retries of token calls', () => {
 
   it('ends the retries at an error that is no failed call, such as the budget refusing a retry before it leaves', async () => {
     // budget.test.ts shows the refusal over real HTTP; here, that nothing is tried after it.
+    const service = new FakeTokenService();
+    service.loginFaults.push(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
     const refusal = new Error('refused by the budget');
-    let attempts = 0;
-    const attempt = (): Promise<never> => {
-      attempts += 1;
-      return Promise.reject(attempts === 1 ? new AxiosError('socket hang up', 'ECONNRESET') : refusal);
+    let passed = 0;
+    const gate = {
+      pass: () => {
+        passed += 1;
+        if (passed === 2) throw refusal;
+      },
     };
+    const options = resolveOptions(axios.create({ baseURL: API }), { tokenRetries: 5, tokenRetryDelayMs: 1 });
+    const outcome = { attempts: 0, status: undefined };
 
-    await expect(withRetries(attempt, { retries: 5, delayMs: 1, timeoutMs: 1000 })).rejects.toBe(refusal);
-    expect(attempts).toBe(2);
+    const login = new TokenClient(options).login(
+      { username: USERNAME, password: PASSWORD },
+      { account: undefined, gate, outcome },
+    );
+
+    await expect(login).rejects.toBe(refusal);
+    expect([passed, outcome.attempts, service.counters.loginCalls]).toEqual([2, 1, 1]);
   });
 
   /** A connection that fails with `code`, as Node reports it. */
@@ -357,8 +370,9 @@ describe('retries of token calls', () => {
 
   it('tells the codes another try cures from those it would meet again, as is-retry-allowed did', () => {
     const fault = (code: string) => new AxiosError(`failed with ${code}`, code);
-    expect(DENIED.filter((code) => isNetworkFault(fault(code)))).toEqual([]);
-    expect(RETRIED.filter((code) => !isNetworkFault(fault(code)))).toEqual([]);
+    const retried = (code: string) => isRetried(fault(code), { timeoutMs: 1_000 });
+    expect(DENIED.filter(retried)).toEqual([]);
+    expect(RETRIED.filter((code) => !retried(code))).toEqual([]);
   });
 
   it.each(['ENOTFOUND', 'ENETUNREACH', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'HOSTNAME_MISMATCH'])(
@@ -470,7 +484,8 @@ describe('retries of token calls', () => {
     const cause = (error as Error).cause;
     // A failure the default retries would have retried: one call is down to `tokenRetries: 0`.
     expect(
-      isAxiosError(cause) && (cause.response === undefined ? isNetworkFault(cause) : cause.response.status >= 500),
+      isAxiosError(cause) &&
+        (cause.response === undefined ? isRetried(cause, { timeoutMs: 1_000 }) : cause.response.status >= 500),
     ).toBe(true);
     expect(callsTo(service, route)).toBe(1);
 

@@ -345,7 +345,7 @@ export class Account implements TokenAuthAccount {
     const outcome: CallOutcome = { attempts: 0, status: undefined };
     const started = this.clock();
     try {
-      await this.client.logout(pair, outcome, this.name);
+      await this.client.logout(pair, { account: this.name, outcome });
     } catch (error) {
       const call = { reason: 'manual' as const, waiting: 0, durationMs: this.clock() - started, ...outcome };
       const told = isTokenAuthError(error)

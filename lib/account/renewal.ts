@@ -505,7 +505,11 @@ export class RenewalMachine {
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
-      parsed = await this.client.login(credentials, outcome, this.name, this.gate(scope, { budget: !typed }));
+      parsed = await this.client.login(credentials, {
+        account: this.name,
+        gate: this.gate(scope, { budget: !typed }),
+        outcome,
+      });
     } catch (error) {
       if (error instanceof TokenAuthError && !typed) this.account.cooldown.rejected(error);
       throw this.reports.failure('login', error, this.callReport(reason, outcome, started, scope));
@@ -521,7 +525,11 @@ export class RenewalMachine {
     const started = this.options.clock();
     let parsed: ParsedTokens;
     try {
-      parsed = await this.client.refresh(refreshToken, outcome, this.name, this.gate(scope, { budget: true }));
+      parsed = await this.client.refresh(refreshToken, {
+        account: this.name,
+        gate: this.gate(scope, { budget: true }),
+        outcome,
+      });
     } catch (error) {
       throw this.reports.failure('refresh', error, this.callReport(reason, outcome, started, scope));
     }
