@@ -6,7 +6,7 @@ import type { Account, Ticket } from './account/keeper.js';
 import type { PairInUse } from './account/pairs.js';
 import { accountNameProblem, Accounts } from './account/accounts.js';
 import { resolveOptions } from './options/resolve.js';
-import { OriginPolicy } from './support/origins.js';
+import { OriginPolicy } from './request/origins.js';
 import { Replays } from './request/refusal.js';
 import { Reports } from './account/reports.js';
 import { TokenClient } from './token-calls/client.js';
@@ -120,7 +120,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     guardRedirects(config, account);
-    startDeadline(config);
+    startDeadline(config, resolved.clock());
     if (account.name === undefined) return authorize(adapter, config, account);
     // A named account may be dropped to make room for others, but not while a request of its own is under way.
     account.inFlight += 1;
@@ -163,7 +163,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
     waited: boolean,
   ): Promise<AxiosResponse> => {
     resolved.applyToken(config, inUse.pair.access);
-    const sent = waited ? sendWithin(adapter, config) : adapter(config);
+    const sent = waited ? sendWithin(adapter, config, resolved.clock) : adapter(config);
     // A replay accepted is a renewal that cured a refusal, which the back-off waits for; a first send is not.
     const answered =
       ticket.replays > 0

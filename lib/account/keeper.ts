@@ -156,7 +156,7 @@ export class Account implements TokenAuthAccount {
   consult(config: InternalAxiosRequestConfig): Promise<unknown> {
     // The wait itself, as waitForRenewal's: a request waiting here holds no suspended function of its own.
     return this.account.shared
-      ? abortable(this.record.consult(), config, { timedOut: this.link.readTimedOut })
+      ? abortable(this.record.consult(), config, { clock: this.clock, timedOut: this.link.readTimedOut })
       : Promise.resolve();
   }
 

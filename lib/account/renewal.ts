@@ -202,7 +202,7 @@ export class RenewalMachine {
         ? Promise.race([renewal, this.heldDown()])
         : renewal;
     // A request whose `timeout` passes while the store is down says so, with the store's error.
-    const waited = config ? abortable(source, config, { timedOut: this.outWaited }) : source;
+    const waited = config ? abortable(source, config, { clock: this.options.clock, timedOut: this.outWaited }) : source;
     // Thousands of requests may wait at once: one that waits until the renewal ends is the renewal itself, counted off
     // with the others as it ends, with nothing of its own to hold. One that may stop sooner counts itself off.
     this.reports.startedWaiting();

@@ -5,8 +5,8 @@ import type { Ticket } from '../account/keeper.js';
 import type { PairInUse } from '../account/pairs.js';
 import { DEFAULTS } from '../options/resolve.js';
 import type { ResolvedOptions } from '../options/resolve.js';
-import { answeredFrom, originOf, requestURL } from '../support/origins.js';
-import type { OriginPolicy } from '../support/origins.js';
+import { answeredFrom, originOf, requestURL } from '../support/url.js';
+import type { OriginPolicy } from './origins.js';
 import { isStream } from '../support/redact.js';
 import type { Reports } from '../account/reports.js';
 

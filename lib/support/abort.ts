@@ -1,17 +1,20 @@
+// A request's own bounds while it waits on something the plugin shares (a renewal, a read of the store): its abort
+// (AbortSignal or CancelToken) and its axios `timeout`, which bounds the whole request, its waits and its replay
+// included, as the app (or an ingress in front of it) expects.
 import { AxiosError, CanceledError } from 'axios';
 import type { AxiosAdapter, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import { ABORTED, settle, TIMED_OUT } from './deadline.js';
 
-/**
- * When each request with an axios `timeout` must be done (epoch ms), counted from when it reached the plugin: the
- * timeout bounds the whole request, its waits for a renewal and its replay included, as the app (or an ingress in
- * front of it) expects.
- */
-const deadlines = new WeakMap<InternalAxiosRequestConfig, number>();
+/** When the request must be done (epoch ms by the attachment's clock), on its config: no state of this module's. */
+const DEADLINE = Symbol('axios-token-keeper.deadline');
+type Bounded = InternalAxiosRequestConfig & { [DEADLINE]?: number };
 
-/** Starts the clock of `config`'s `timeout`, if it has one. */
-export function startDeadline(config: InternalAxiosRequestConfig): void {
-  if (config.timeout) deadlines.set(config, Date.now() + config.timeout);
+/** The time now, by the attachment's `clock`. */
+export type Clock = () => number;
+
+/** Starts the clock of `config`'s `timeout`, if it has one, at `now`. */
+export function startDeadline(config: InternalAxiosRequestConfig, now: number): void {
+  if (config.timeout) (config as Bounded)[DEADLINE] = now + config.timeout;
 }
 
 /** The error axios gives a request whose `timeout` ran out, as its adapters make it. */
@@ -34,17 +37,17 @@ export type TimedOut = (config: InternalAxiosRequestConfig) => Error | undefined
 export function abortable<T>(
   promise: Promise<T>,
   config: InternalAxiosRequestConfig,
-  { timedOut: why }: { timedOut?: TimedOut } = {},
+  bounds: { clock: Clock; timedOut?: TimedOut },
 ): Promise<T> {
   const { signal, cancelToken } = config;
-  if (!signal && !cancelToken && !deadlines.has(config)) return promise;
-  return untilAborted(promise, config, why);
+  if (!signal && !cancelToken && (config as Bounded)[DEADLINE] === undefined) return promise;
+  return untilAborted(promise, config, bounds);
 }
 
 async function untilAborted<T>(
   promise: Promise<T>,
   config: InternalAxiosRequestConfig,
-  why: TimedOut | undefined,
+  { clock, timedOut: why }: { clock: Clock; timedOut?: TimedOut },
 ): Promise<T> {
   const { signal, cancelToken } = config;
   // One signal for both ways axios aborts a request.
@@ -53,9 +56,9 @@ async function untilAborted<T>(
   if (signal?.aborted || cancelToken?.reason) abort();
   signal?.addEventListener?.('abort', abort);
   cancelToken?.subscribe(abort);
-  const deadline = deadlines.get(config);
+  const deadline = (config as Bounded)[DEADLINE];
   try {
-    const ms = deadline === undefined ? Infinity : deadline - Date.now();
+    const ms = deadline === undefined ? Infinity : deadline - clock();
     const outcome = await settle(promise, { signal: aborted.signal, ms });
     if (outcome === TIMED_OUT) throw (await why?.(config)) ?? timedOut(config);
     if (outcome !== ABORTED) return outcome;
@@ -71,10 +74,14 @@ async function untilAborted<T>(
  * Sends `config` through `adapter` within what is left of its `timeout` after the waits before (the adapter is given
  * the rest, and says "timeout of {the request's own} ms exceeded" as axios would); at once when nothing is left.
  */
-export function sendWithin(adapter: AxiosAdapter, config: InternalAxiosRequestConfig): Promise<AxiosResponse> {
-  const deadline = deadlines.get(config);
+export function sendWithin(
+  adapter: AxiosAdapter,
+  config: InternalAxiosRequestConfig,
+  clock: Clock,
+): Promise<AxiosResponse> {
+  const deadline = (config as Bounded)[DEADLINE];
   if (deadline === undefined) return adapter(config);
-  const left = deadline - Date.now();
+  const left = deadline - clock();
   if (left <= 0) return Promise.reject(timedOut(config));
   const { timeout, timeoutErrorMessage } = config;
   config.timeoutErrorMessage = timeoutErrorMessage || `timeout of ${timeout}ms exceeded`;
