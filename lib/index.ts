@@ -9,7 +9,7 @@ export { attachTokenAuth } from './attach.js';
 export { TokenAuthError, isTokenAuthError } from './contract/errors.js';
 export type { TokenAuthErrorCode } from './contract/errors.js';
 export { MemoryTokenStore } from './stores/memory.js';
-export { DEFAULTS } from './options/resolve.js';
+export { DEFAULTS } from './options/defaults.js';
 export type {
   AccountNamed,
   RenewalReason,
@@ -33,12 +33,12 @@ export type {
   TokenStoreLock,
   TokenStoreLockRequest,
 } from './contract/store.js';
+export type { TokenAuthOptions } from './contract/options.js';
 export type {
   Credentials,
   CredentialsSource,
   LogoutRequest,
   ParsedTokens,
-  TokenAuthOptions,
   TokenBudgetLimits,
   TokenCallRequest,
-} from './contract/options.js';
+} from './contract/calls.js';

@@ -10,8 +10,9 @@
  * @module axios-token-keeper/presets
  */
 import { base64FromUtf8 } from './support/base64.js';
-import { DEFAULTS } from './options/resolve.js';
-import type { Credentials, TokenAuthOptions } from './contract/options.js';
+import { DEFAULTS } from './options/defaults.js';
+import type { TokenAuthOptions } from './contract/options.js';
+import type { Credentials } from './contract/calls.js';
 
 /** The options a preset sets. */
 export type PresetOptions = Pick<

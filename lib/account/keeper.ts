@@ -8,7 +8,7 @@ import type { PairInUse } from './pairs.js';
 import { keepsAccount } from '../stores/account-record.js';
 import { isTokenAuthError, signedOut, TokenAuthError } from '../contract/errors.js';
 import type { TokenAuthAccount, TokenAuthState, TokenAuthStats } from '../contract/handle.js';
-import type { ResolvedOptions } from '../options/resolve.js';
+import type { ResolvedOptions } from '../options/defaults.js';
 import { SecretList } from '../support/redact.js';
 import { AccountReports } from './reports.js';
 import type { Reports } from './reports.js';
@@ -18,7 +18,7 @@ import { SignInState } from './sign-in-state.js';
 import { StoreLink } from './store/link.js';
 import type { TokenPair, TokenStore } from '../contract/store.js';
 import type { CallOutcome, TokenClient } from '../token-calls/client.js';
-import type { Credentials, ParsedTokens } from '../contract/options.js';
+import type { Credentials, ParsedTokens } from '../contract/calls.js';
 
 /** What the accounts of one attachment share, made once at attach. */
 export interface Attachment {

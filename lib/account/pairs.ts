@@ -5,7 +5,7 @@
 import { TokenBudget } from './guards/budget.js';
 import { LoginCooldown, RefusalPolicy } from './guards/policies.js';
 import { lifetimeOf } from '../token-calls/parse.js';
-import type { ResolvedOptions } from '../options/resolve.js';
+import type { ResolvedOptions } from '../options/defaults.js';
 import type { AccountRecord, TokenOperation, TokenPair } from '../contract/store.js';
 
 /**

@@ -4,7 +4,7 @@ import type { AccountState, PairInUse } from './pairs.js';
 import { credentialsFor } from '../token-calls/credentials.js';
 import { hasCode, signedOut, TokenAuthError } from '../contract/errors.js';
 import type { RenewalReason, TokenCallReport } from '../contract/handle.js';
-import type { ResolvedOptions } from '../options/resolve.js';
+import type { ResolvedOptions } from '../options/defaults.js';
 import { pairFromAnswer } from '../token-calls/parse.js';
 import type { SecretList } from '../support/redact.js';
 import type { AccountReports } from './reports.js';
@@ -16,7 +16,7 @@ import { StoreTurn, TurnLost } from './store/turn.js';
 import type { StoreLink } from './store/link.js';
 import type { TokenPair } from '../contract/store.js';
 import type { CallGate, CallOutcome, TokenClient } from '../token-calls/client.js';
-import type { Credentials, ParsedTokens } from '../contract/options.js';
+import type { Credentials, ParsedTokens } from '../contract/calls.js';
 
 /**
  * Where the renewals of one account stand. What moves them, in one table (a request "needs a pair" when none is in

@@ -1,6 +1,6 @@
 // The public contract of what `attachTokenAuth` returns: the handle, its events and its stats.
 import type { TokenAuthError, TokenAuthErrorCode } from './errors.js';
-import type { Credentials, ParsedTokens } from './options.js';
+import type { Credentials, ParsedTokens } from './calls.js';
 import type { TokenOperation, TokenPair } from './store.js';
 
 /** Why a login or refresh ran. */

@@ -3,8 +3,8 @@ import type { AxiosAdapter, AxiosError, AxiosResponse, InternalAxiosRequestConfi
 import { succeeds } from '../support/abort.js';
 import type { Ticket } from '../account/keeper.js';
 import type { PairInUse } from '../account/pairs.js';
-import { DEFAULTS } from '../options/resolve.js';
-import type { ResolvedOptions } from '../options/resolve.js';
+import { DEFAULTS } from '../options/defaults.js';
+import type { ResolvedOptions } from '../options/defaults.js';
 import { answeredFrom, originOf, requestURL } from '../support/url.js';
 import type { OriginPolicy } from './origins.js';
 import { isStream } from '../support/redact.js';

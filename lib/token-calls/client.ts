@@ -11,7 +11,7 @@ import { callFailure, MAX_ANSWER_BYTES } from './failure.js';
 import type { Operation } from './failure.js';
 import { retryCalls } from './retries.js';
 import { basicSecrets, secretsIn, stringsIn } from './secrets.js';
-import type { Credentials, LogoutRequest, ParsedTokens } from '../contract/options.js';
+import type { Credentials, LogoutRequest, ParsedTokens } from '../contract/calls.js';
 
 /**
  * Called by each attempt of a call of the private instance as it leaves, first try and retries alike: it passes the

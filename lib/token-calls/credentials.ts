@@ -1,5 +1,5 @@
 import { TokenAuthError } from '../contract/errors.js';
-import type { Credentials, CredentialsSource } from '../contract/options.js';
+import type { Credentials, CredentialsSource } from '../contract/calls.js';
 
 /**
  * What keeps `value` from being sent, as a predicate of "the credentials", or undefined when nothing does. One rule

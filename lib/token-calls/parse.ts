@@ -1,5 +1,5 @@
 import { utf8FromBase64Url } from '../support/base64.js';
-import type { ParsedTokens } from '../contract/options.js';
+import type { ParsedTokens } from '../contract/calls.js';
 import type { TokenPair } from '../contract/store.js';
 
 const ACCESS_KEYS = ['access', 'access_token', 'accessToken'] as const;

@@ -1,5 +1,5 @@
 import { TokenAuthError } from '../../contract/errors.js';
-import type { TokenBudgetLimits } from '../../contract/options.js';
+import type { TokenBudgetLimits } from '../../contract/calls.js';
 
 import type { SpentCalls, TokenOperation } from '../../contract/store.js';
 
