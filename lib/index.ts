@@ -24,9 +24,6 @@ export type {
 } from './contract/handle.js';
 export type {
   AccountRecord,
-  LoginPause,
-  RefusalMemory,
-  SpentCalls,
   TokenOperation,
   TokenPair,
   TokenStore,

@@ -256,9 +256,10 @@ export function undoable(undo: () => Array<() => unknown>) {
 /** An account's record as a holder writes it: a login pause another holder caused, a spent budget, a dead token. */
 export function accountRecord(expiresInMs = 3_600_000): AccountRecord {
   const now = Date.now();
+  const pause = { until: now + 60_000, rejections: 1, code: 'LOGIN_REJECTED', message: 'refused (HTTP 401).', by: 'a' };
   return {
     version: 1,
-    loginPause: { until: now + 60_000, rejections: 1, code: 'LOGIN_REJECTED', message: 'refused (HTTP 401).', by: 'a' },
+    loginPause: pause,
     refusals: {
       uncured: [['GET http://api.test/forbidden', now + 60_000]],
       general: false,

@@ -1,26 +1,23 @@
 // What a UI renders of the sign-in, as one snapshot that stays the same object until something changes, with the
 // listeners that hear of each change: the shape React's useSyncExternalStore takes as it is.
 import type { TokenAuthError } from '../contract/errors.js';
-import { Emitter } from '../support/emitter.js';
 import type { TokenAuthState, TokenAuthStatus } from '../contract/handle.js';
-
-/** What the state is made of, as the renewals know it. */
-export interface SignInFacts {
-  /** A pair is in use (valid or not). */
-  held: boolean;
-  /** A renewal (a login, a token call, a read of the store) is under way. */
-  busy: boolean;
-  /** Since when the renewal under way waits for a store that is down, if it does. */
-  storeDownSince: number | undefined;
-}
+import { Emitter } from '../support/emitter.js';
+import type { Pairs } from './pairs.js';
+import type { StoreLink } from './store/link.js';
 
 /** The snapshots of {@link TokenAuth.getState}, one per change, and their listeners. */
 export class SignInState {
   private snapshot: TokenAuthState = { status: 'signed-out' };
   private failure: TokenAuthError | undefined;
+  /** A renewal (a login, a token call, a read of the store) is under way. */
+  private renewing = false;
+  /** Since when the renewal under way waits for a store that is down, if it does. */
+  private storeDownSince: number | undefined;
   private readonly changes = new Emitter<{ change: undefined }>();
 
-  constructor(private readonly facts: () => SignInFacts) {}
+  /** `pairs` says whether a pair is held; `link`, whether the store has been read yet (busy until then). */
+  constructor(private readonly parts: { pairs: Pairs; link: StoreLink }) {}
 
   /** The snapshot now: the same object as before unless something changed. */
   get(): TokenAuthState {
@@ -37,6 +34,25 @@ export class SignInState {
     return this.changes.on('change', listener);
   }
 
+  /** A renewal started. */
+  renewalStarted(): void {
+    this.renewing = true;
+    this.update();
+  }
+
+  /** The renewal ended: failed with `error` (a failure to show), or not. */
+  renewalEnded(error?: TokenAuthError): void {
+    this.renewing = false;
+    this.storeDownSince = undefined;
+    this.failed(error);
+  }
+
+  /** The renewal under way waits for a store that is down since `since`; undefined: no longer. */
+  storeDown(since: number | undefined): void {
+    this.storeDownSince = since;
+    this.update();
+  }
+
   /** The last renewal failed with `error` (undefined: the failure is over: a pair came, or a logout); `update`d. */
   failed(error: TokenAuthError | undefined, update = true): void {
     this.failure = error;
@@ -45,7 +61,9 @@ export class SignInState {
 
   /** Takes the facts again, and makes a new snapshot, told to the listeners, if they changed what it says. */
   update(): void {
-    const { held, busy, storeDownSince } = this.facts();
+    const held = this.parts.pairs.current !== null;
+    const busy = this.renewing || !this.parts.link.loaded;
+    const { storeDownSince } = this;
     const status: TokenAuthStatus = held ? (busy ? 'renewing' : 'signed-in') : busy ? 'signing-in' : 'signed-out';
     const error = busy ? undefined : this.failure;
     const { snapshot } = this;

@@ -1,6 +1,5 @@
 // The public contract of a store: what the plugin asks of the place the tokens live, of its lock, and the account's
 // record a shared store keeps beside the pair.
-import type { TokenAuthErrorCode } from './errors.js';
 /** The pair a store keeps. Plain data, so a store may serialise it. */
 export interface TokenPair {
   /** The access token, sent on requests to `origins`. */
@@ -108,41 +107,8 @@ export interface TokenStore {
   forAccount?(name: string): TokenStore;
 }
 
-/** A login pause as the account's record keeps it. */
-export interface LoginPause {
-  /** Automatic logins wait until then (epoch ms). */
-  until: number;
-  /** Rejections in a row: each doubles the pause. */
-  rejections: number;
-  /** The rejection's code, as the paused logins report it. */
-  code: TokenAuthErrorCode;
-  /** The rejection's message (masked), which the paused logins quote. */
-  message: string;
-  /** The HTTP status of the rejection, when there was one. */
-  status?: number;
-  /** Which holder was refused: an id of no meaning outside the store, so that the others can say it was not them. */
-  by?: string;
-}
-
-/** Refusals that renewing did not cure, as the account's record keeps them. */
-export interface RefusalMemory {
-  /** Endpoints whose refusals a renewal did not cure, and until when (epoch ms) that is believed. */
-  uncured: Array<[endpoint: string, until: number]>;
-  /** The one endpoint that refused a renewed pair since the last cure, while refusals are not general. */
-  refusedOn?: string;
-  /** Refusals are general: renewals for them wait for the back-off. */
-  general: boolean;
-  /** Renewals since refusals turned general that cured nothing: each doubles the wait. */
-  uncuredRenewals: number;
-  /** The next renewal for a refusal may go then (epoch ms). */
-  until: number;
-}
-
 /** The two calls that generate a token: the login, and the token call with the refresh token. */
 export type TokenOperation = 'login' | 'refresh';
-
-/** The calls spent in `tokenBudget`'s window, as the account's record keeps them: when each left (epoch ms). */
-export type SpentCalls = Record<TokenOperation, number[]>;
 
 /**
  * The account's guards as one record, version 1: what a store keeps beside the pair so that every holder consults
@@ -151,25 +117,17 @@ export type SpentCalls = Record<TokenOperation, number[]>;
  */
 export interface AccountRecord {
   /** The format's version: a later format can tell this one apart. */
-  version: 1;
-  /** Automatic logins are paused after a rejection; null when they may go. */
-  loginPause: LoginPause | null;
-  /** Refusals renewing did not cure: the endpoints, and the back-off once they look general. */
-  refusals: RefusalMemory;
-  /** The calls spent in `tokenBudget`'s window; empty without a budget. */
-  spent: SpentCalls;
-  /** The token call refused the refresh token held in a cookie: no more such calls until a pair comes. */
-  cookieRefreshRefused: boolean;
-  /**
-   * Fingerprints (not the tokens) of the last refresh tokens the token call refused: a holder that still holds one
-   * logs in rather than sending it again.
-   */
-  refusedRefresh: string[];
-  /**
-   * When `auth.logout()` signed the account out (epoch ms); absent once anyone signed in since. While it is there, no
-   * holder fetches a token by itself.
-   */
-  signedOut?: number;
+  readonly version: 1;
   /** After this (epoch ms) the record says nothing any more: every pause, back-off and spent call has lapsed. */
-  expiresAt: number;
+  readonly expiresAt: number;
+  /**
+   * The login pause after a rejected login, when there is one: a store that tells the holders waiting for its lock
+   * of a pause (`subscribeAccount`) reads `until`, the pause's end (epoch ms).
+   */
+  readonly loginPause: { readonly until: number } | null;
+  /**
+   * The other guards' states (the refusals renewing did not cure, the budget spent, refused refresh tokens by their
+   * fingerprints, a logout): the plugin's own, which a store keeps as they are.
+   */
+  readonly [guard: string]: unknown;
 }

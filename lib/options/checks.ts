@@ -3,7 +3,6 @@
 import type { AxiosInstance } from 'axios';
 import { credentialsProblem } from '../token-calls/credentials.js';
 import { originOf, pageAddress } from '../support/url.js';
-import type { TokenStore } from '../contract/store.js';
 import type { TokenAuthOptions } from '../contract/options.js';
 import type { TokenBudgetLimits } from '../contract/calls.js';
 import { DEFAULTS } from './defaults.js';
@@ -96,15 +95,6 @@ function checkCredentials(value: unknown, basic: boolean): void {
     );
   const problem = credentialsProblem(value, basic);
   if (problem !== undefined) fail(`\`credentials\` ${problem}.`);
-}
-
-export function checkStore(store: TokenStore): void {
-  const methods = ['get', 'set', 'clear'] as const;
-  const missing = methods.filter(
-    (method) => typeof (store as unknown as Record<string, unknown>)?.[method] !== 'function',
-  );
-  if (missing.length > 0)
-    fail(`\`store\` must implement get, set and clear (a TokenStore); missing ${missing.join(', ')}.`);
 }
 
 function checkOrigins(origins: unknown): void {

@@ -2,7 +2,7 @@
 import type { AxiosInstance } from 'axios';
 import { originOf } from '../support/url.js';
 import type { TokenAuthOptions } from '../contract/options.js';
-import { checkedAuthBaseURL, checkKinds, checkStore, checkValues, fail, resolveBudget } from './checks.js';
+import { checkedAuthBaseURL, checkKinds, checkValues, resolveBudget } from './checks.js';
 import { DEFAULTS } from './defaults.js';
 import type { ResolvedOptions } from './defaults.js';
 
@@ -14,13 +14,6 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
   ) as TokenAuthOptions;
   const merged = { ...DEFAULTS, ...defined };
   checkValues(merged, defined);
-  if (merged.store !== undefined) checkStore(merged.store);
-  // Requests would name accounts the store cannot keep: refused now rather than at each request.
-  if (merged.account !== undefined && merged.store !== undefined && typeof merged.store.forAccount !== 'function')
-    fail(
-      '`account` names accounts per request, but the `store` keeps one account (it has no `forAccount(name)`): use a ' +
-        'store of this package (memory, file, Redis, browser), or give yours `forAccount`.',
-    );
   const authBaseURL = checkedAuthBaseURL(instance, merged);
   const explicitMarginMs = defined.expiryMarginMs;
   return {

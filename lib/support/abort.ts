@@ -99,11 +99,3 @@ export function throwIfCanceled(config: InternalAxiosRequestConfig): void {
   if (config.cancelToken?.reason) throw config.cancelToken.reason;
   if (config.signal?.aborted) throw new CanceledError<unknown>(undefined, config);
 }
-
-/** Whether `promise` fulfils: true, or false once it rejects. */
-export function succeeds(promise: Promise<unknown>): Promise<boolean> {
-  return promise.then(
-    () => true,
-    () => false,
-  );
-}

@@ -1,81 +1,21 @@
-// The policies the renewal consults before it spends a token call: small objects that each remember one thing, and
-// can give it to (and take it from) the account's record.
-import { TokenAuthError } from '../../contract/errors.js';
-import type { LoginPause, RefusalMemory } from '../../contract/store.js';
+// The refusals renewing did not cure: a 401 that a renewal does not cure (a permission, not an expiry) must not cost a
+// token call per refused request. What a refusal means (a permission of one endpoint, or refusals in general), and so
+// whether renewing for one may cure it now.
+import { INVALID, isNumber, isObject } from './guard.js';
+import type { Guard } from './guard.js';
 
-/**
- * After the service rejects the login (the credentials, or an address that has no login call), automatic logins
- * wait: the same login will not turn good soon. Each rejection in a row doubles the wait, up to 16 times the base;
- * a successful login ends it.
- */
-export class LoginCooldown {
-  private block: { until: number; error: TokenAuthError; rejections: number; by: string } | null = null;
-
-  /** What the account record keeps of the pause: its end, the rejections in a row, and the rejection's words. */
-  get state(): LoginPause | null {
-    const block = this.block;
-    if (!block) return null;
-    const { code, message, status } = block.error;
-    return {
-      until: block.until,
-      rejections: block.rejections,
-      code,
-      message,
-      ...(status === undefined ? {} : { status }),
-      // Without it, the holder that was refused reads its own pause back as another's.
-      by: block.by,
-    };
-  }
-
-  set state(pause: LoginPause | null) {
-    // The pause this holder set, back from the store: keep it as it is, with the rejection as its cause.
-    const block = this.block;
-    if (block && pause && block.until === pause.until && block.rejections === pause.rejections && block.by === pause.by)
-      return;
-    this.block = pause && {
-      until: pause.until,
-      rejections: pause.rejections,
-      by: pause.by ?? '',
-      error: new TokenAuthError(pause.code, pause.message, pause.status === undefined ? {} : { status: pause.status }),
-    };
-  }
-
-  /** `holder` names this holder in the record, so that another holder's pause says so. */
-  constructor(
-    private readonly baseMs: number,
-    private readonly clock: () => number,
-    private readonly holder = '',
-  ) {}
-
-  /**
-   * The error automatic logins fail with until the cooldown ends: the rejection, with the pause and its end in the
-   * message and the rejection itself as `cause`. Undefined when logins may go.
-   */
-  pending(): TokenAuthError | undefined {
-    const block = this.block;
-    const now = this.clock();
-    if (!block || now >= block.until) return undefined;
-    const { code, message, status } = block.error;
-    return new TokenAuthError(
-      code,
-      `Automatic logins are paused until ${new Date(block.until).toISOString()} (${Math.ceil((block.until - now) / 1000)} s more, \`loginCooldownMs\`) after this rejection` +
-        (block.by === this.holder ? ', ' : ', which another holder of the shared store saw (this one sent nothing), ') +
-        `so that the account is not locked by repeated attempts; \`auth.login()\` tries at once. ${message}`,
-      { cause: block.error, status },
-    );
-  }
-
-  /** A login failed: a refusal that retrying does not cure starts the cooldown, or doubles it. */
-  rejected(error: TokenAuthError): void {
-    if (error.code !== 'LOGIN_REJECTED' && error.code !== 'TOKEN_ENDPOINT_NOT_FOUND') return;
-    const rejections = (this.block?.rejections ?? 0) + 1;
-    const waitMs = this.baseMs * 2 ** Math.min(rejections - 1, 4);
-    this.block = { until: this.clock() + waitMs, error, rejections, by: this.holder };
-  }
-
-  succeeded(): void {
-    this.block = null;
-  }
+/** Refusals that renewing did not cure, as the account's record keeps them. */
+export interface RefusalMemory {
+  /** Endpoints whose refusals a renewal did not cure, and until when (epoch ms) that is believed. */
+  uncured: Array<[endpoint: string, until: number]>;
+  /** The one endpoint that refused a renewed pair since the last cure, while refusals are not general. */
+  refusedOn?: string;
+  /** Refusals are general: renewals for them wait for the back-off. */
+  general: boolean;
+  /** Renewals since refusals turned general that cured nothing: each doubles the wait. */
+  uncuredRenewals: number;
+  /** The next renewal for a refusal may go then (epoch ms). */
+  until: number;
 }
 
 /** Endpoints remembered as not cured by a renewal; the oldest go first. */
@@ -212,7 +152,8 @@ export class RenewalBackoff {
  * What a refusal means, from the two memories above: a permission of one endpoint, or refusals in general; and so
  * whether renewing for one may cure it now. The one object the renewal consults about refusals.
  */
-export class RefusalPolicy {
+export class Refusals implements Guard<RefusalMemory> {
+  readonly field = 'refusals';
   private readonly endpoints: UncuredEndpoints;
   private readonly backoff: RenewalBackoff;
   /** Per endpoint, the pair a renewal for a refused stream brought: a stream refused again with it cured nothing. */
@@ -263,11 +204,29 @@ export class RefusalPolicy {
     this.streamRenewals.clear();
   }
 
-  get state(): RefusalMemory {
+  save(): RefusalMemory {
     return { uncured: this.endpoints.state, ...this.backoff.state };
   }
 
-  set state({ uncured, ...backoff }: RefusalMemory) {
+  until(): number {
+    const { uncured, until } = this.save();
+    return Math.max(until, ...uncured.map(([, endpointUntil]) => endpointUntil));
+  }
+
+  parse(value: unknown): RefusalMemory | typeof INVALID {
+    if (!isObject(value)) return INVALID;
+    const { uncured, refusedOn, general, uncuredRenewals, until } = value;
+    const ok =
+      Array.isArray(uncured) &&
+      uncured.every((entry: unknown) => Array.isArray(entry) && typeof entry[0] === 'string' && isNumber(entry[1])) &&
+      (refusedOn === undefined || typeof refusedOn === 'string') &&
+      typeof general === 'boolean' &&
+      isNumber(uncuredRenewals) &&
+      isNumber(until);
+    return ok ? (value as unknown as RefusalMemory) : INVALID;
+  }
+
+  load({ uncured, ...backoff }: RefusalMemory): void {
     this.endpoints.state = uncured;
     this.backoff.state = backoff;
   }
