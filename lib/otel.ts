@@ -81,6 +81,43 @@ const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s,;)"']*/gi;
  * stop();
  */
 export function instrumentTokenAuth(auth: TokenAuth, options: TokenAuthTelemetryOptions = {}): () => void {
+  const { tracer, meter, base } = checkedTelemetry(auth, options);
+  const instruments = instrumentsOf(meter);
+  const { waiting, budget, replays } = instruments;
+  const observeWaiting: ObservableCallback = (result) => result.observe(auth.stats().waiting, base);
+  const observeBudget: ObservableCallback = (result) => {
+    const left = auth.stats().budget;
+    if (!left) return;
+    for (const operation of ['login', 'refresh'] as const)
+      result.observe(left[operation], { ...base, 'token_keeper.operation': operation });
+  };
+  waiting.addCallback(observeWaiting);
+  budget.addCallback(observeBudget);
+  const ended = recorder(tracer, instruments, base);
+  const stops = [
+    auth.on('login', (call) => ended('login', call, {})),
+    auth.on('refresh', (call) => ended('refresh', call, { 'token_keeper.rotated': call.rotated })),
+    auth.on('failure', (event) => {
+      // A store failure is no login or token call, nor is a logout call: their `failure` event and `stats()` report them.
+      if (event.operation !== 'store' && event.operation !== 'logout') ended(event.operation, event, {}, event.error);
+    }),
+    auth.on('replay', ({ method }) => replays.add(1, { ...base, 'http.request.method': method })),
+  ];
+  let stopped = false;
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    for (const stop of stops) stop();
+    waiting.removeCallback(observeWaiting);
+    budget.removeCallback(observeBudget);
+  };
+}
+
+/** The arguments of instrumentTokenAuth, checked: the handle, the tracer and meter (or the global ones), attributes. */
+function checkedTelemetry(
+  auth: TokenAuth,
+  options: TokenAuthTelemetryOptions,
+): { tracer: Tracer; meter: Meter; base: Attributes } {
   if (typeof auth?.on !== 'function' || typeof auth.stats !== 'function') {
     throw new TypeError(
       'instrumentTokenAuth: the first argument must be what `attachTokenAuth(instance, options)` returns.',
@@ -93,47 +130,44 @@ export function instrumentTokenAuth(auth: TokenAuth, options: TokenAuthTelemetry
     throw new TypeError('instrumentTokenAuth: `tracer` must be an OpenTelemetry Tracer, e.g. `trace.getTracer(name)`.');
   if (typeof meter?.createCounter !== 'function')
     throw new TypeError('instrumentTokenAuth: `meter` must be an OpenTelemetry Meter, e.g. `metrics.getMeter(name)`.');
-  const base = checkedAttributes(options.attributes);
+  return { tracer, meter, base: checkedAttributes(options.attributes) };
+}
 
-  const calls = meter.createCounter('token_keeper.token_calls', {
-    description: 'Login and token calls that ended, retries included in each.',
-    unit: '{call}',
-  });
-  const durations = meter.createHistogram('token_keeper.renewal.duration', {
-    description: 'How long each login and token call took, retries included.',
-    unit: 's',
-    advice: { explicitBucketBoundaries: DURATION_BOUNDARIES },
-  });
-  const waited = meter.createHistogram('token_keeper.requests.waited', {
-    description: 'Callers (requests, accessToken(), login(), refresh()) that waited for the renewal of each call.',
-    unit: '{request}',
-    advice: { explicitBucketBoundaries: WAITING_BOUNDARIES },
-  });
-  const replays = meter.createCounter('token_keeper.replays', {
-    description: 'Requests sent again after their token was refused.',
-    unit: '{request}',
-  });
-  const waiting = meter.createObservableUpDownCounter('token_keeper.requests.waiting', {
-    description: 'Callers waiting for a renewal now.',
-    unit: '{request}',
-  });
-  const budget = meter.createObservableGauge('token_keeper.budget.remaining', {
-    description: 'Login and token calls tokenBudget still allows in its window.',
-    unit: '{call}',
-  });
-
-  const observeWaiting: ObservableCallback = (result) => result.observe(auth.stats().waiting, base);
-  const observeBudget: ObservableCallback = (result) => {
-    const left = auth.stats().budget;
-    if (!left) return;
-    for (const operation of ['login', 'refresh'] as const)
-      result.observe(left[operation], { ...base, 'token_keeper.operation': operation });
+/** The instruments of an attachment, made on `meter`. */
+function instrumentsOf(meter: Meter) {
+  return {
+    calls: meter.createCounter('token_keeper.token_calls', {
+      description: 'Login and token calls that ended, retries included in each.',
+      unit: '{call}',
+    }),
+    durations: meter.createHistogram('token_keeper.renewal.duration', {
+      description: 'How long each login and token call took, retries included.',
+      unit: 's',
+      advice: { explicitBucketBoundaries: DURATION_BOUNDARIES },
+    }),
+    waited: meter.createHistogram('token_keeper.requests.waited', {
+      description: 'Callers (requests, accessToken(), login(), refresh()) that waited for the renewal of each call.',
+      unit: '{request}',
+      advice: { explicitBucketBoundaries: WAITING_BOUNDARIES },
+    }),
+    replays: meter.createCounter('token_keeper.replays', {
+      description: 'Requests sent again after their token was refused.',
+      unit: '{request}',
+    }),
+    waiting: meter.createObservableUpDownCounter('token_keeper.requests.waiting', {
+      description: 'Callers waiting for a renewal now.',
+      unit: '{request}',
+    }),
+    budget: meter.createObservableGauge('token_keeper.budget.remaining', {
+      description: 'Login and token calls tokenBudget still allows in its window.',
+      unit: '{call}',
+    }),
   };
-  waiting.addCallback(observeWaiting);
-  budget.addCallback(observeBudget);
+}
 
-  /** Records a login or token call that ended: its span, from when it started, and its points. */
-  const ended = (operation: TokenOperation, call: TokenCallReport, extra: Attributes, failure?: TokenAuthError) => {
+/** What records a login or token call that ended: its span, from when it started, and its points. */
+function recorder(tracer: Tracer, { calls, durations, waited }: ReturnType<typeof instrumentsOf>, base: Attributes) {
+  return (operation: TokenOperation, call: TokenCallReport, extra: Attributes, failure?: TokenAuthError): void => {
     const outcome = failure ? 'failure' : 'success';
     const end = Date.now();
     const by: Attributes = { ...base, 'token_keeper.operation': operation, 'token_keeper.outcome': outcome };
@@ -156,24 +190,6 @@ export function instrumentTokenAuth(auth: TokenAuth, options: TokenAuthTelemetry
     calls.add(1, by);
     durations.record(call.durationMs / 1000, by);
     waited.record(call.waiting, by);
-  };
-
-  const stops = [
-    auth.on('login', (call) => ended('login', call, {})),
-    auth.on('refresh', (call) => ended('refresh', call, { 'token_keeper.rotated': call.rotated })),
-    auth.on('failure', (event) => {
-      // A store failure is no login or token call, nor is a logout call: their `failure` event and `stats()` report them.
-      if (event.operation !== 'store' && event.operation !== 'logout') ended(event.operation, event, {}, event.error);
-    }),
-    auth.on('replay', ({ method }) => replays.add(1, { ...base, 'http.request.method': method })),
-  ];
-  let stopped = false;
-  return () => {
-    if (stopped) return;
-    stopped = true;
-    for (const stop of stops) stop();
-    waiting.removeCallback(observeWaiting);
-    budget.removeCallback(observeBudget);
   };
 }
 

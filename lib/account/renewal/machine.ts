@@ -15,7 +15,7 @@ import { StoreTurn, TurnLost } from '../store/turn.js';
 import { StoreWord } from './store-word.js';
 import type { Mode } from './store-word.js';
 import { TurnWork } from './turn-work.js';
-import type { TurnWorkParts } from './turn-work.js';
+import type { TurnWorkParts } from './calls.js';
 
 export type { Mode };
 
@@ -174,7 +174,7 @@ export class RenewalMachine {
     this.word.done();
     // A renewal that a logout ended failed for no reason a UI should show.
     const shown = next.name === 'failed' && isTokenAuthError(next.error) && next.error.code !== 'LOGGED_OUT';
-    this.parts.signIn.renewalEnded(shown ? (next.error) : undefined);
+    this.parts.signIn.renewalEnded(shown ? next.error : undefined);
   }
 
   /** One renewal: the store's word, then its work in that turn; a turn again when one is lost before a call. */

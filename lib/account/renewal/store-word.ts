@@ -12,7 +12,7 @@ import type { SignInState } from '../sign-in-state.js';
 import type { StoreLink } from '../store/link.js';
 import { StoreOutageWait, storeUnavailable } from '../store/outage.js';
 import { StoreTurn } from '../store/turn.js';
-import { loggedOutMeanwhile } from './turn-work.js';
+import { loggedOutMeanwhile } from './calls.js';
 
 /** What a turn is for: `auto` follows the client rule; `login` and `refresh` are the user's explicit calls. */
 export type Mode = 'auto' | 'login' | 'refresh';

@@ -1,35 +1,13 @@
 // What one renewal does in its turn at the store, on one screen: the rules (RULES below, the first that holds decides),
-// and the calls they make, each through the account's guards.
-import { hasCode, TokenAuthError } from '../../contract/errors.js';
-import type { Credentials, ParsedTokens } from '../../contract/calls.js';
-import type { RenewalReason, TokenCallReport } from '../../contract/handle.js';
+// with the steps they take (the calls themselves are calls.ts').
+import { hasCode } from '../../contract/errors.js';
+import type { ParsedTokens } from '../../contract/calls.js';
 import type { TokenPair } from '../../contract/store.js';
-import type { ResolvedOptions } from '../../options/defaults.js';
-import type { SecretList } from '../../support/redact.js';
-import { credentialsFor } from '../../token-calls/credentials.js';
-import { pairFromAnswer } from '../../token-calls/parse.js';
-import type { CallGate, CallOutcome, TokenClient } from '../../token-calls/client.js';
-import type { Guards, GuardedCall } from '../guards/guards.js';
-import type { PairInUse, Pairs } from '../pairs.js';
-import type { AccountReports } from '../reports.js';
-import type { StoreLink } from '../store/link.js';
+import type { PairInUse } from '../pairs.js';
 import { TurnLost } from '../store/turn.js';
 import type { StoreTurn } from '../store/turn.js';
-import type { Mode } from './store-word.js';
-
-/** What a renewal runs under in its turn: why and for what, the pair it replaces, its turn, and who waits for it. */
-export interface TurnScope {
-  readonly reason: RenewalReason;
-  readonly mode: Mode;
-  readonly replacing: TokenPair | undefined;
-  /** The logout epoch it started in. */
-  readonly epoch: number;
-  readonly turn: StoreTurn;
-  /** Credentials `auth.login()` was given for this renewal alone: a sign-in a person typed. */
-  readonly credentials?: Credentials | undefined;
-  /** How many callers waited for it so far, which its calls report. */
-  readonly waiting: () => number;
-}
+import { loggedOutMeanwhile, RenewalCalls } from './calls.js';
+import type { TurnScope, TurnWorkParts } from './calls.js';
 
 /** What the turn finds, which the rules read. */
 interface Facts {
@@ -72,29 +50,13 @@ const RULES: ReadonlyArray<[(facts: Facts) => boolean, Step]> = [
   [() => true, 'refresh'],
 ];
 
-/** Why a renewal under way ended: a logout came meanwhile, and what it brought is dropped. */
-export function loggedOutMeanwhile(): TokenAuthError {
-  return new TokenAuthError(
-    'LOGGED_OUT',
-    '`auth.logout()` was called while this request waited for tokens; the tokens obtained meanwhile were dropped.',
-  );
-}
-
-/** What the work in a turn needs of the account: its parts, built before it. */
-export interface TurnWorkParts {
-  readonly name: string | undefined;
-  readonly options: ResolvedOptions;
-  readonly client: TokenClient;
-  readonly pairs: Pairs;
-  readonly guards: Guards;
-  readonly link: StoreLink;
-  readonly reports: AccountReports;
-  readonly secrets: SecretList;
-}
-
 /** The work of a renewal in its turn at the store, with the account's guards as the store has them. */
 export class TurnWork {
-  constructor(private readonly parts: TurnWorkParts) {}
+  private readonly calls: RenewalCalls;
+
+  constructor(private readonly parts: TurnWorkParts) {
+    this.calls = new RenewalCalls(parts);
+  }
 
   /** Does what {@link RULES} say for what `scope`'s turn finds; gives the pair the renewal brings. */
   async run(scope: TurnScope): Promise<PairInUse> {
@@ -127,13 +89,12 @@ export class TurnWork {
   /** Uses a pair obtained elsewhere (`setTokens`), and has it written in `turn`, as a renewal would. */
   adopt(pair: TokenPair, turn: StoreTurn, epoch: number): PairInUse {
     this.parts.guards.cookie.cleared();
-    return this.keep(pair, turn, epoch);
+    return this.calls.keep(pair, turn, epoch);
   }
 
   /** The pair a token answer (or a `setTokens` argument) stands for, its expiry read as an answer's. */
   pairFrom(parsed: ParsedTokens, previousRefresh: string | undefined): TokenPair {
-    const { clock, accessTokenLifetimeMs: lifetimeMs, marginFor } = this.parts.options;
-    return pairFromAnswer(parsed, previousRefresh, { now: clock(), lifetimeMs, marginFor });
+    return this.calls.pairFrom(parsed, previousRefresh);
   }
 
   /** Uses a pair another holder wrote to the store, unless logout() came in between. */
@@ -155,12 +116,12 @@ export class TurnWork {
       case 'go-alone':
         return this.goAlone(scope);
       case 'log-in-store-lost':
-        return this.logIn('store-lost', scope);
+        return this.calls.logIn('store-lost', scope);
       case 'drop-and-log-in':
         await this.discard(basis, scope, stored);
-        return this.logIn('refresh-rejected', scope);
+        return this.calls.logIn('refresh-rejected', scope);
       case 'log-in':
-        return this.logIn(scope.reason, scope);
+        return this.calls.logIn(scope.reason, scope);
       case 'refresh':
         return this.refreshOrLogIn(basis, scope);
     }
@@ -169,7 +130,7 @@ export class TurnWork {
   /** Refreshes with `basis`; a refused refresh token: the pair another holder stored meanwhile, else a login. */
   private async refreshOrLogIn(basis: TokenPair | undefined, scope: TurnScope): Promise<PairInUse> {
     try {
-      return await this.refresh(basis?.refresh, scope);
+      return await this.calls.refresh(basis?.refresh, scope);
     } catch (error) {
       if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
       // Rotated refresh tokens work once: another holder may have spent this one and stored its successor, which
@@ -181,7 +142,7 @@ export class TurnWork {
       // Otherwise the pair is dead: its access token was refused or is expiring, its refresh token is refused.
       // Forget it, so that if the login fails too, later requests do not send it again while they wait.
       await this.discard(basis, scope, again);
-      return this.logIn('refresh-rejected', scope);
+      return this.calls.logIn('refresh-rejected', scope);
     }
   }
 
@@ -198,110 +159,12 @@ export class TurnWork {
     const refresh = own?.alone ? own.pair.refresh : undefined;
     if (refresh !== undefined && !this.refused(refresh)) {
       try {
-        return await this.refresh(refresh, scope);
+        return await this.calls.refresh(refresh, scope);
       } catch (error) {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
       }
     }
-    return this.logIn(scope.reason, scope);
-  }
-
-  private async logIn(reason: RenewalReason, scope: TurnScope): Promise<PairInUse> {
-    const { options, guards, client, reports, secrets, name } = this.parts;
-    // Credentials a person just typed: neither the budget nor the login pause is theirs (see TokenAuth.login).
-    const call: GuardedCall = { operation: 'login', mode: scope.mode, typed: scope.credentials !== undefined };
-    // The login pause says no before the credentials are even asked for (the budget, as each attempt leaves).
-    const paused = guards.pause.refuse(call);
-    if (paused) throw paused;
-    const outcome: CallOutcome = { attempts: 0, status: undefined };
-    let credentials: Credentials;
-    const asked = options.clock();
-    try {
-      credentials = await credentialsFor(options.credentials, scope.credentials, {
-        account: name,
-        basic: options.loginRequest === undefined,
-        redact: (error) => secrets.copy(error),
-      });
-    } catch (error) {
-      throw reports.failure('login', error, this.report(reason, outcome, asked, scope));
-    }
-    const started = options.clock();
-    const parsed = await this.call(call, { reason, outcome, started, scope }, () =>
-      client.login(credentials, { account: name, gate: this.gate(call, scope), outcome }),
-    );
-    // A login that succeeded counts, even if a logout since drops what it brought.
-    reports.login(this.report(reason, outcome, started, scope));
-    return this.keep(this.pairFrom(parsed, undefined), scope.turn, scope.epoch);
-  }
-
-  private async refresh(refreshToken: string | undefined, scope: TurnScope): Promise<PairInUse> {
-    const { options, client, reports, name } = this.parts;
-    const call: GuardedCall = { operation: 'refresh', mode: scope.mode, typed: false, refreshToken };
-    const outcome: CallOutcome = { attempts: 0, status: undefined };
-    const started = options.clock();
-    const { reason } = scope;
-    const parsed = await this.call(call, { reason, outcome, started, scope }, () =>
-      client.refresh(refreshToken, { account: name, gate: this.gate(call, scope), outcome }),
-    );
-    const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken && refreshToken !== undefined;
-    reports.refresh(this.report(reason, outcome, started, scope), rotated);
-    return this.keep(this.pairFrom(parsed, refreshToken), scope.turn, scope.epoch);
-  }
-
-  /** Makes `call` with `send`, and tells the guards how it ended; a failure is reported, and thrown. */
-  private async call(
-    call: GuardedCall,
-    {
-      reason,
-      outcome,
-      started,
-      scope,
-    }: { reason: RenewalReason; outcome: CallOutcome; started: number; scope: TurnScope },
-    send: () => Promise<ParsedTokens>,
-  ): Promise<ParsedTokens> {
-    const { guards, reports } = this.parts;
-    try {
-      const parsed = await send();
-      guards.learn(call);
-      return parsed;
-    } catch (error) {
-      if (error instanceof TokenAuthError) guards.learn(call, error);
-      throw reports.failure(call.operation, error, this.report(reason, outcome, started, scope));
-    }
-  }
-
-  /**
-   * What each attempt of `call` passes as it leaves: the lease of the turn's lock, checked first (a holder that thawed
-   * after its lease lapsed sends nothing), then the account's guards (the budget counts it).
-   */
-  private gate(call: GuardedCall, { turn }: TurnScope): CallGate {
-    const { guards } = this.parts;
-    return {
-      pass() {
-        turn.confirmLease();
-        guards.pass(call);
-      },
-    };
-  }
-
-  /** What a call of the renewal in `scope` did, `started` by the clock, for its event. */
-  private report(reason: RenewalReason, outcome: CallOutcome, started: number, scope: TurnScope): TokenCallReport {
-    const { attempts, status } = outcome;
-    return { reason, durationMs: this.parts.options.clock() - started, attempts, status, waiting: scope.waiting() };
-  }
-
-  /**
-   * Uses a pair this holder obtained, and has it written to the store off the waiting requests' path; one obtained
-   * while the store's lock could not be taken stays this holder's alone: written without the lock, it could replace
-   * the pair of the holder that has it.
-   */
-  private keep(pair: TokenPair, turn: StoreTurn, epoch: number): PairInUse {
-    const { pairs, link } = this.parts;
-    if (epoch !== pairs.epoch) throw loggedOutMeanwhile();
-    const alone = turn.lockMissed;
-    const inUse = pairs.use(pair, false, alone);
-    if (!alone) link.write(turn, pair, () => epoch === pairs.epoch);
-    return inUse;
+    return this.calls.logIn(scope.reason, scope);
   }
 
   /** Drops `dead` where it is: in use here, and in the store (`stored`, as this turn read it). */

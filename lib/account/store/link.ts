@@ -2,10 +2,10 @@
 // record read without the lock, and the turns each renewal (or call of the user's) takes at the store under its lock,
 // one after another (each a StoreTurn, turn.ts). Every call goes through StoreCalls (calls.ts), bounded and reported.
 import type { TimedOut } from '../../support/abort.js';
-import { ABORTED, settle } from '../../support/deadline.js';
+import { settle } from '../../support/deadline.js';
 import { accountRecordIn } from '../../stores/account-record.js';
 import type { SecretList } from '../../support/redact.js';
-import type { AccountRecord, TokenPair, TokenStoreLock } from '../../contract/store.js';
+import type { AccountRecord, TokenPair } from '../../contract/store.js';
 import type { PairInUse, Pairs } from '../pairs.js';
 import type { AccountReports } from '../reports.js';
 import { isUnanswered, StoreCalls } from './calls.js';
@@ -13,7 +13,7 @@ import type { Outage } from './calls.js';
 import type { LinkedStore } from './linked-store.js';
 import { storeUnavailable } from './outage.js';
 import { completed, fromStore, missed, NO_LOCK, noop, StoreTurn } from './turn.js';
-import type { HeldLock } from './turn.js';
+import { takeLock } from './lock.js';
 
 export type { Outage };
 
@@ -254,7 +254,14 @@ export class StoreLink {
         ? linked.locks
           ? missed(silent)
           : NO_LOCK
-        : await this.lock(signal, () => (answered = false));
+        : await takeLock({
+            linked,
+            calls: this.calls,
+            timeoutMs: this.parts.timeoutMs,
+            signal,
+            unanswered: () => (answered = false),
+            settling: (late) => this.after(late),
+          });
     const turn = new StoreTurn(
       (operation, read) => this.calls.make(() => operation(linked.store), { read }),
       lock,
@@ -269,42 +276,5 @@ export class StoreLink {
     const previous = this.settling;
     follow(previous);
     this.settling = Promise.all([previous, ending]).then(noop);
-  }
-
-  /**
-   * The store's lock, or one that holds nothing when the store has none or could not grant it (then with the store's
-   * error). Once `signal` aborts (the lock is no longer needed), the wait ends at once with no lock, and a lock granted
-   * late is released, which `flush()` waits for too (bounded). Its release reports a failure like any call.
-   */
-  private async lock(signal: AbortSignal | undefined, unanswered: () => void): Promise<HeldLock> {
-    const { linked, timeoutMs } = this.parts;
-    if (!linked.locks || signal?.aborted) return NO_LOCK;
-    const locking = Promise.resolve().then(() => linked.store.lock!({ signal, tryTimeoutMs: timeoutMs }));
-    let cause: unknown;
-    // A store that stops waiting when the signal aborts rejects then: that is no failure, and is not waited for.
-    const granted = await this.calls.make(() => settle(locking, { signal }), {
-      bounded: false,
-      failed: (error, masked) => {
-        cause = masked;
-        if (isUnanswered(error)) unanswered();
-      },
-    });
-    // Every symbol is no lock: FAILED, SILENT, ABORTED or TIMED_OUT.
-    if (typeof granted === 'symbol' || !granted || signal?.aborted) {
-      // Granted after the wait was given up: nobody would release it. A process that flushes and exits leaves no lock.
-      const lateRelease = locking.then((late) => late && this.release(late), noop);
-      this.after(settle(lateRelease, { ms: timeoutMs }));
-      // A wait that a newer pair ended needs no lock; any other end is a lock missed.
-      return granted === ABORTED || signal?.aborted ? NO_LOCK : missed(cause);
-    }
-    return {
-      fence: granted.fence,
-      leaseLeftMs: granted.leaseLeftMs && (() => granted.leaseLeftMs!()),
-      release: () => this.release(granted),
-    };
-  }
-
-  private async release(lock: TokenStoreLock): Promise<void> {
-    await this.calls.make(() => lock.release());
   }
 }
