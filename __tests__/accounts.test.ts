@@ -1,4 +1,4 @@
-// Many accounts on one axios instance: a request names its account (the config's `account`, or the `account` option),
+// Many accounts on one axios instance: a request names its account (the config's `account`, or the `accountOf` option),
 // every account is its own client (its own pair, single renewal, guards and budget), a token is never sent for
 // another account, `auth.account(name)` acts on one account, `maxAccounts` bounds what is held, and bad input fails
 // with nothing sent. Over real HTTP, on the emulator with one user per account: its data answers say whose token a
@@ -163,9 +163,9 @@ describe('bad input fails the request with ACCOUNT_INVALID or NO_CREDENTIALS, no
     expect(service.calls).toEqual([]);
   });
 
-  it('an `account` option that throws, or derives something other than a name', async () => {
+  it('an `accountOf` option that throws, or derives something other than a name', async () => {
     const { service, api } = await rig({
-      account: (config) => {
+      accountOf: (config) => {
         if (config.url === '/throws') throw new Error('no tenant in this context');
         return config.url === '/empty' ? '' : undefined;
       },
@@ -175,9 +175,9 @@ describe('bad input fails the request with ACCOUNT_INVALID or NO_CREDENTIALS, no
     const empty = await failureOf(api.get('/empty'));
 
     expect(codeOf(thrown)).toBe('ACCOUNT_INVALID');
-    expect((thrown as Error).message).toMatch(/^The `account` option threw/);
+    expect((thrown as Error).message).toMatch(/^The `accountOf` option threw/);
     expect(((thrown as Error).cause as Error).message).toBe('no tenant in this context');
-    expect((empty as Error).message).toMatch(/^The account of a request \(the `account` option\) must not be empty/);
+    expect((empty as Error).message).toMatch(/^The account of a request \(the `accountOf` option\) must not be empty/);
     expect(service.calls).toEqual([]);
   });
 
@@ -193,7 +193,7 @@ describe('bad input fails the request with ACCOUNT_INVALID or NO_CREDENTIALS, no
     expect(service.calls).toEqual([]);
   });
 
-  it('a named account on a store that keeps one account; the `account` option with it is refused at attach', async () => {
+  it('a named account on a store that keeps one account; the `accountOf` option with it is refused at attach', async () => {
     const single: TokenStore = { get: () => null, set: () => undefined, clear: () => undefined };
     const { service, api } = await rig({ store: single });
 
@@ -205,8 +205,8 @@ describe('bad input fails the request with ACCOUNT_INVALID or NO_CREDENTIALS, no
     );
     expect(service.calls).toEqual([]);
     expect(() =>
-      attachTokenAuth(axios.create({ baseURL: service.url }), { store: single, account: () => 'alice' }),
-    ).toThrow(/`account` names accounts per request, but the `store` keeps one account/);
+      attachTokenAuth(axios.create({ baseURL: service.url }), { store: single, accountOf: () => 'alice' }),
+    ).toThrow(/`accountOf` names accounts per request, but the `store` keeps one account/);
   });
   it('a store whose forAccount refuses the name (a Redis prefix holding #): ACCOUNT_INVALID, with its reason as cause', async () => {
     const refusing = Object.assign(new MemoryTokenStore(), {
@@ -227,10 +227,10 @@ describe('bad input fails the request with ACCOUNT_INVALID or NO_CREDENTIALS, no
   });
 });
 
-describe('the `account` option', () => {
+describe('the `accountOf` option', () => {
   it('derives the account from the context a server sets per request (AsyncLocalStorage)', async () => {
     const user = new AsyncLocalStorage<string>();
-    const { service, api } = await rig({ account: () => user.getStore() });
+    const { service, api } = await rig({ accountOf: () => user.getStore() });
 
     const served = await Promise.all(
       (['alice', 'bob', undefined] as const).map((name) =>

@@ -11,7 +11,7 @@ const api = axios.create({ baseURL: process.env.API_URL ?? 'https://gateway.exam
 const auth = attachTokenAuth(api, {
   credentials: () => ({ username: process.env.API_USERNAME ?? '', password: process.env.API_PASSWORD ?? '' }),
   // The audience of a request, from its path: its account. A request may also name one, `{ account: 'billing' }`.
-  account: (config) => (config.url?.startsWith('/billing/') ? 'billing' : 'orders'),
+  accountOf: (config) => (config.url?.startsWith('/billing/') ? 'billing' : 'orders'),
   // The whole login, as it adds to HTTP Basic: the audience the token is for, the account's name.
   loginRequest: ({ username, password }, audience) => ({
     headers: { Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },

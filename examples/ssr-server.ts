@@ -18,7 +18,7 @@ const pageUser = new AsyncLocalStorage<string | undefined>();
 const api = axios.create({ baseURL: process.env.API_URL ?? 'https://api.example.com', timeout: 10_000 });
 const auth = attachTokenAuth(api, {
   // A request that names no account is for the page's user; a visitor's page uses the default account, the server's.
-  account: () => pageUser.getStore(),
+  accountOf: () => pageUser.getStore(),
   // Only the server's own account has credentials: a user's password serves one login and is not kept, so a session
   // that cannot be renewed fails with NO_CREDENTIALS, "sign in again".
   credentials: (account) =>

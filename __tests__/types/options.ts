@@ -47,7 +47,7 @@ expectTypeOf<keyof TokenAuthOptions>().toEqualTypeOf<
   | 'allowInsecureHttp'
   | 'store'
   | 'origins'
-  | 'account'
+  | 'accountOf'
   | 'maxAccounts'
   | 'clock'
 >();
@@ -108,7 +108,7 @@ expectTypeOf<TokenAuthOptions['tokenBudget']>().toEqualTypeOf<
 expectTypeOf<TokenAuthOptions['allowInsecureHttp']>().toEqualTypeOf<boolean | undefined>();
 expectTypeOf<TokenAuthOptions['store']>().toEqualTypeOf<TokenStore | undefined>();
 expectTypeOf<TokenAuthOptions['origins']>().toEqualTypeOf<ReadonlyArray<string | RegExp> | undefined>();
-expectTypeOf<TokenAuthOptions['account']>().toEqualTypeOf<
+expectTypeOf<TokenAuthOptions['accountOf']>().toEqualTypeOf<
   ((config: InternalAxiosRequestConfig) => string | undefined) | undefined
 >();
 expectTypeOf<TokenAuthOptions['maxAccounts']>().toEqualTypeOf<number | undefined>();
@@ -137,7 +137,7 @@ export function accepted(): void {
     allowInsecureHttp: true,
     store: new MemoryTokenStore(),
     origins: ['https://api.example.com', /\.example\.com$/] as const,
-    account: (config) => config.headers.get('X-Tenant') as string | undefined,
+    accountOf: (config) => config.headers.get('X-Tenant') as string | undefined,
     maxAccounts: 100,
     clock: () => 0,
   });

@@ -1,5 +1,5 @@
 // The accounts of one attachment: the default one, and the named ones a request asks for (its `account`, or the
-// `account` option's), made on first use and dropped, least recently used first, past `maxAccounts`, never while in use.
+// `accountOf` option's), made on first use and dropped, least recently used first, past `maxAccounts`, never while in use.
 import type { InternalAxiosRequestConfig } from 'axios';
 import { TokenAuthError } from '../contract/errors.js';
 import { AccountKeeper } from './keeper.js';
@@ -33,21 +33,21 @@ export class Accounts {
   }
 
   /**
-   * The account `config` names: its `account`, else what the `account` option derives from it, else the default one.
+   * The account `config` names: its `account`, else what the `accountOf` option derives from it, else the default one.
    * Throws ACCOUNT_INVALID (nothing is sent) for a name that is no account's, or one the store cannot keep.
    */
   of(config: InternalAxiosRequestConfig): AccountKeeper {
     let name = config.account;
     let where = "the request's `account`";
-    const derive = this.attachment.options.account;
+    const derive = this.attachment.options.accountOf;
     if (name === undefined && derive) {
-      where = 'the `account` option';
+      where = 'the `accountOf` option';
       try {
         name = derive(config);
       } catch (error) {
         throw new TokenAuthError(
           'ACCOUNT_INVALID',
-          'The `account` option threw, so the request cannot be told which account it is for; nothing was sent. See `cause`.',
+          'The `accountOf` option threw, so the request cannot be told which account it is for; nothing was sent. See `cause`.',
           { cause: error },
         );
       }

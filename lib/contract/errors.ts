@@ -37,7 +37,7 @@ export type TokenAuthErrorCode =
   | 'LOGOUT_REJECTED'
   /**
    * The request's account could not be told or kept: its `account` is not a non-empty string of at most 256
-   * characters, the `account` option threw, or the `store` keeps one account only. Nothing was sent.
+   * characters, the `accountOf` option threw, or the `store` keeps one account only. Nothing was sent.
    */
   | 'ACCOUNT_INVALID';
 

@@ -240,9 +240,9 @@ export interface TokenAuthOptions {
    *
    * @example
    * const user = new AsyncLocalStorage<string>();
-   * attachTokenAuth(api, { account: () => user.getStore(), credentials: (account) => vault.credentialsOf(account) });
+   * attachTokenAuth(api, { accountOf: () => user.getStore(), credentials: (account) => vault.credentialsOf(account) });
    */
-  account?: (config: InternalAxiosRequestConfig) => string | undefined;
+  accountOf?: (config: InternalAxiosRequestConfig) => string | undefined;
   /**
    * How many named accounts are held in memory at most: past it, the one least recently used and idle (nothing
    * waiting, no renewal under way) is dropped first; one in use never is. With a shared store its pair stays there,

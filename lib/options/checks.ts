@@ -33,7 +33,7 @@ const OPTION_NAMES = {
   allowInsecureHttp: true,
   store: true,
   origins: true,
-  account: true,
+  accountOf: true,
   maxAccounts: true,
   clock: true,
 } satisfies Record<keyof TokenAuthOptions, true>;
@@ -139,7 +139,7 @@ export function checkKinds(options: TokenAuthOptions): void {
     'parseTokens',
     'applyToken',
     'isTokenRejected',
-    'account',
+    'accountOf',
     'clock',
   ] as const)
     checkFunction(name, options[name]);

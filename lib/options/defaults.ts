@@ -78,10 +78,10 @@ export type ResolvedOptions = Required<
     | 'credentials'
     | 'loginRequest'
     | 'logoutRequest'
-    | 'account'
+    | 'accountOf'
   >
 > & {
-  account?: TokenAuthOptions['account'];
+  accountOf?: TokenAuthOptions['accountOf'];
   credentials?: CredentialsSource;
   loginRequest?: TokenAuthOptions['loginRequest'];
   logoutRequest?: TokenAuthOptions['logoutRequest'];

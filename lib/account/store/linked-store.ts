@@ -6,7 +6,7 @@ import { keepsAccount } from '../../stores/account-record.js';
 import { MemoryTokenStore } from '../../stores/memory.js';
 
 /**
- * Why a store cannot keep named accounts, and what to do: what each place that needs them says (the `account` option
+ * Why a store cannot keep named accounts, and what to do: what each place that needs them says (the `accountOf` option
  * at attach, `auth.account(name)`, a request that names its account), in one message.
  */
 export const KEEPS_ONE_ACCOUNT = 'the `store` keeps one account (it has no `forAccount(name)`)';
@@ -35,7 +35,7 @@ export class LinkedStore {
 
   /**
    * The user's store, checked once at attach; without one, a memory store of the attachment's own, which nobody else
-   * holds. `namesAccounts`: the `account` option names accounts per request, which the store must then keep.
+   * holds. `namesAccounts`: the `accountOf` option names accounts per request, which the store must then keep.
    * @throws TypeError when the store lacks `get`, `set` or `clear`, or named accounts are asked of a store that keeps one.
    */
   static of(store: TokenStore | undefined, { namesAccounts = false } = {}): LinkedStore {
@@ -51,7 +51,7 @@ export class LinkedStore {
     // Requests would name accounts the store cannot keep: refused now rather than at each request.
     if (namesAccounts && !linked.keepsAccounts)
       throw new TypeError(
-        `attachTokenAuth: \`account\` names accounts per request, but ${KEEPS_ONE_ACCOUNT}: ${KEEP_ACCOUNTS}.`,
+        `attachTokenAuth: \`accountOf\` names accounts per request, but ${KEEPS_ONE_ACCOUNT}: ${KEEP_ACCOUNTS}.`,
       );
     return linked;
   }
