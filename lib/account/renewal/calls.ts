@@ -17,7 +17,9 @@ import type { Guards } from '../guards/guards.js';
 import type { Pairs } from '../pairs.js';
 import type { AccountReports } from '../reports.js';
 import type { StoreLink } from '../store/link.js';
-import type { Mode } from './store-word.js';
+
+/** What a turn is for: `auto` follows the client rule; `login` and `refresh` are the user's explicit calls. */
+export type Mode = 'auto' | 'login' | 'refresh';
 
 /** What a renewal runs under in its turn: why and for what, the pair it replaces, its turn, and who waits for it. */
 export interface TurnScope {

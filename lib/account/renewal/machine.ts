@@ -13,7 +13,7 @@ import type { SignInState } from '../sign-in-state.js';
 import { leaseLapsedTooOften, storeUnavailable } from '../store/outage.js';
 import { StoreTurn, TurnLost } from '../store/turn.js';
 import { StoreWord } from './store-word.js';
-import type { Mode } from './store-word.js';
+import type { Mode } from './calls.js';
 import { TurnWork } from './turn-work.js';
 import type { TurnWorkParts } from './calls.js';
 

@@ -13,9 +13,8 @@ import type { StoreLink } from '../store/link.js';
 import { StoreOutageWait, storeUnavailable } from '../store/outage.js';
 import { StoreTurn } from '../store/turn.js';
 import { loggedOutMeanwhile } from './calls.js';
+import type { Mode } from './calls.js';
 
-/** What a turn is for: `auto` follows the client rule; `login` and `refresh` are the user's explicit calls. */
-export type Mode = 'auto' | 'login' | 'refresh';
 
 /** What the store's word needs of the account: its parts, built before it. */
 export interface StoreWordParts {
