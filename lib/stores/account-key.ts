@@ -76,3 +76,19 @@ export function checkAccountName(store: string, name: unknown): asserts name is 
     );
   }
 }
+
+/**
+ * Refuses, naming the store and its option, a `key` or `prefix` that holds `#` when it is to keep named accounts: `#`
+ * separates an account's name in the store's entries or keys, so that `a#b` with the account `c`, and `a` with the
+ * account `b` of its account `c`, would share them.
+ *
+ * @param places What the store names with it, as the message says: `'entries'`, `'keys'`.
+ */
+export function checkAccountsRoot(store: string, option: string, value: string, places: 'entries' | 'keys'): void {
+  if (value.includes('#')) {
+    throw new TypeError(
+      `${store}: \`${option}\` ${shown(value)} holds \`#\`, which separates an account's name in its ${places}, so ` +
+        `that two accounts could share ${places}: give the store a ${option} without \`#\` to keep named accounts in it.`,
+    );
+  }
+}

@@ -6,22 +6,19 @@
  */
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../contract/store.js';
 import { accountRecordIn } from './account-record.js';
-import { webLocks, webStorage } from './browser/environment.js';
+import { webStorage } from './browser/environment.js';
 import { checkOptions, pairStorage, sealerOf } from './browser/options.js';
 import type { BrowserLocking, BrowserTokenStoreOptions } from './browser/options.js';
 import { AccountEntry } from './browser/account-entry.js';
 import { RecordView } from './browser/record-view.js';
-import { StorageLease } from './browser/storage-lease.js';
+import { readPair } from './browser/read-pair.js';
+import { BrowserLock } from './browser/store-lock.js';
 import { TabChannel } from './browser/tab-channel.js';
-import { WebLock } from './browser/web-lock.js';
-import { checkAccountName, escapeAccountName } from './account-key.js';
-import { copyPair, isPair } from './record.js';
+import { checkAccountName, checkAccountsRoot, escapeAccountName } from './account-key.js';
+import { copyPair } from './record.js';
 import type { FencedPair, StoredPair } from './record.js';
-import { SealedRecords } from './sealing.js';
-import type { PairSealer } from './sealing.js';
+import type { Sealer } from './sealed-records.js';
 import { Announcer } from './announcer.js';
-import { Mutex } from './mutex.js';
-import { shown } from './options.js';
 
 /** The store's options, and what it tells of the browser. */
 export type {
@@ -50,7 +47,7 @@ export class BrowserTokenStore implements TokenStore {
   readonly locking: BrowserLocking;
   private readonly options: Required<Omit<BrowserTokenStoreOptions, 'encryption'>>;
   /** The sealing of `encryption`, which the named accounts' stores share: private, so that nothing prints the keys. */
-  readonly #sealer: PairSealer | undefined;
+  readonly #sealer: Sealer | undefined;
   /** The name of the storage entry, the lock and the channel; the keys beside the entry start with it. */
   private readonly name: string;
   /** For a named account's store (forAccount): tells its parent it was let go. */
@@ -61,10 +58,8 @@ export class BrowserTokenStore implements TokenStore {
   private asleep = false;
   private readonly view: RecordView;
   private readonly channel: TabChannel;
-  private readonly webLock: WebLock | undefined;
-  private readonly lease: StorageLease | undefined;
-  /** Keepers attached with this store in this tab take turns here before they take the lease. */
-  private readonly tabMutex = new Mutex();
+  /** The tabs' turns to renew: Web Locks, a lease in `localStorage`, or this tab's alone. */
+  private readonly browserLock: BrowserLock;
   private readonly announcer = new Announcer();
   private closed = false;
   /** The account's record as the tabs share it: see AccountEntry. */
@@ -87,9 +82,7 @@ export class BrowserTokenStore implements TokenStore {
     const storage = pairStorage(kind);
     this.#sealer = parent ? parent.sealer : sealerOf(options.encryption, kind);
     const where = `The ${kind}Storage entry "${name}"`;
-    // Bound to the entry's name: a sealed pair copied to another key or account's entry does not open.
-    const records = new SealedRecords(this.#sealer, name, where, isStoredPair);
-    this.view = new RecordView(storage, name, where, this.options.keepAccessInMemory, records);
+    this.view = new RecordView(storage, name, where, this.options.keepAccessInMemory, this.#sealer);
     // The tabs share the account's record in `localStorage` whatever `storage` says: it holds no secret, and a logout in
     // one tab must stop the others from signing back in by themselves (an HttpOnly cookie would let them).
     this.accountEntry = new AccountEntry(webStorage('local'), `${name}:account`);
@@ -97,16 +90,11 @@ export class BrowserTokenStore implements TokenStore {
       known: () => this.view.known,
       told: (record) => this.told(record),
       toldAccount: (fence, text) => this.accountEntry.told(fence, text),
-      stirred: () => this.lease?.wake(),
+      stirred: () => this.browserLock.wake(),
     });
-    const locks = webLocks();
-    const leaseStorage = locks ? undefined : webStorage('local');
-    const newestFence = (): number => this.newestFence();
-    this.webLock = locks && new WebLock(locks, name, this.options.lockTimeoutMs, newestFence, this.channel);
-    this.lease =
-      leaseStorage &&
-      new StorageLease(leaseStorage, name, this.options, newestFence, () => this.channel.tellReleased());
-    this.locking = this.webLock ? 'web-locks' : this.lease ? 'storage-lease' : 'tab';
+    const fences = { newest: () => this.newestFence(), ofPair: () => this.view.newestFence() };
+    this.browserLock = new BrowserLock(name, this.options, fences, this.channel);
+    this.locking = this.browserLock.locking;
     globalThis.addEventListener?.('storage', this.onStorage);
   }
 
@@ -128,12 +116,7 @@ export class BrowserTokenStore implements TokenStore {
     checkAccountName('BrowserTokenStore', name);
     this.checkOpen();
     const { key } = this.options;
-    if (key.includes('#')) {
-      throw new TypeError(
-        `BrowserTokenStore: \`key\` ${shown(key)} holds \`#\`, which separates an account's name in its entries, ` +
-          'so that two accounts could share entries: give the store a key without `#` to keep named accounts in it.',
-      );
-    }
+    checkAccountsRoot('BrowserTokenStore', 'key', key, 'entries');
     const held = this.accounts.get(name);
     if (held) return held;
     const base = this.leave ? this.name : `axios-token-keeper#${key}`;
@@ -159,23 +142,7 @@ export class BrowserTokenStore implements TokenStore {
    */
   async get(): Promise<TokenPair | null> {
     this.checkOpen();
-    const newest = await this.view.newest();
-    if (!newest) {
-      // Nothing anywhere: with `'local'` no tab has a pair; per tab or in memory only, another tab may.
-      if (this.options.storage === 'local') return null;
-      return copyPair((await this.channel.ask(() => true))?.pair ?? null);
-    }
-    const { fence, pair } = newest;
-    if (!pair) return null;
-    if (isPair(pair)) return copyPair(pair);
-    // The access token is kept in memory: the tab that wrote this record, or one it told, has it.
-    const known = this.view.known;
-    if (known?.pair && known.fence >= fence && known.pair.refresh === pair.refresh) return copyPair(known.pair);
-    const answer = await this.channel.ask((record) => record.fence >= fence && record.pair?.refresh === pair.refresh);
-    if (answer) return copyPair(answer.pair);
-    const expired: TokenPair = { access: '', expiresAt: 0 };
-    if (pair.refresh !== undefined) expired.refresh = pair.refresh;
-    return expired;
+    return readPair(this.view, this.channel, this.options.storage === 'local');
   }
 
   /**
@@ -210,7 +177,7 @@ export class BrowserTokenStore implements TokenStore {
     if (fence !== undefined && fence < this.newestFence()) return false;
     const written = fence ?? this.newestFence() + 1;
     this.channel.tellAccount(written, this.accountEntry.write(record, written));
-    await this.webLock?.mark(written);
+    await this.browserLock.mark(written);
     return true;
   }
 
@@ -220,24 +187,7 @@ export class BrowserTokenStore implements TokenStore {
    */
   async lock(): Promise<TokenStoreLock> {
     this.checkOpen();
-    if (this.webLock) return this.webLock.lock();
-    const releaseTab = await this.tabMutex.acquire();
-    // With neither Web Locks nor localStorage, the turn within this tab is all there is.
-    if (!this.lease) return { fence: this.view.newestFence() + 1, release: releaseTab };
-    try {
-      const held = await this.lease.take();
-      return {
-        fence: held.fence,
-        leaseLeftMs: held.leaseLeftMs,
-        release: () => {
-          held.release();
-          releaseTab();
-        },
-      };
-    } catch (error) {
-      releaseTab();
-      throw error;
-    }
+    return this.browserLock.lock();
   }
 
   /** Calls `listener` when another tab (or another keeper in this tab) writes or clears the pair. */
@@ -264,13 +214,13 @@ export class BrowserTokenStore implements TokenStore {
   close(): void {
     this.closed = true;
     this.disconnect();
-    this.lease?.wake();
+    this.browserLock.wake();
     this.leave?.();
     for (const account of [...this.accounts.values()]) account.close();
   }
 
   private disconnect(): void {
-    this.webLock?.close();
+    this.browserLock.close();
     this.channel.close();
     globalThis.removeEventListener?.('storage', this.onStorage);
   }
@@ -291,20 +241,20 @@ export class BrowserTokenStore implements TokenStore {
     // A later holder's write of the pair, or of the account's record alone, makes this one stale.
     if (fence !== undefined && Math.max(newest, this.accountEntry.fence) > fence) return false;
     // Without Web Locks, a lease granted since may not have written yet: its fence is the lease's.
-    if (fence !== undefined && this.lease && this.lease.lastFence() > fence) return false;
+    if (fence !== undefined && this.browserLock.grantedPast(fence)) return false;
     // A write without the lock (it timed out, or a store used directly) comes after everything this tab has seen.
     const written: FencedPair = { fence: fence ?? newest + 1, pair };
     await this.view.persist(written);
     this.learn(written);
     this.channel.tell(written);
-    await this.webLock?.mark(written.fence);
+    await this.browserLock.mark(written.fence);
     return true;
   }
 
   /** Takes `record` as this tab's view and tells this tab's keepers, once per record; false for an older record. */
   private learn(record: FencedPair): boolean {
     if (!this.view.take(record)) return false;
-    this.webLock?.learnt(record.fence);
+    this.browserLock.learnt(record.fence);
     this.channel.recheck();
     this.announcer.announce(JSON.stringify(record), copyPair(record.pair));
     return true;
@@ -318,7 +268,7 @@ export class BrowserTokenStore implements TokenStore {
   /** Without BroadcastChannel, `localStorage` events carry the pair; with or without it, they wake lease waiters. */
   private storageChanged(event: StorageEvent): void {
     if (this.closed) return;
-    this.lease?.heard(event.key);
+    this.browserLock.heard(event.key);
     if (event.key === this.view.entry || event.key === this.accountEntry.key) this.channel.recheck();
     const record = this.view.carriedBy(event);
     if (record) void this.learnCarried(record);
@@ -339,12 +289,7 @@ const PARENT = Symbol('the store an account is of');
 
 /** The options of a named account's store: its parent's, its name, and how it tells its parent it was let go. */
 interface AccountStoreOptions extends BrowserTokenStoreOptions {
-  [PARENT]?: { name: string; sealer: PairSealer | undefined; leave: () => void };
-}
-
-/** What the storage entry may hold: a pair, without its access token with `keepAccessInMemory`. */
-function isStoredPair(value: unknown): value is Partial<TokenPair> {
-  return isPair(value, { accessOptional: true });
+  [PARENT]?: { name: string; sealer: Sealer | undefined; leave: () => void };
 }
 
 function ignore(): void {}

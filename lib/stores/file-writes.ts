@@ -1,8 +1,10 @@
-// How the file store writes: whole files or nothing, through a temporary file and a rename, and the temporary files of
-// writers killed mid-write swept away. Node only.
+// How the file store reads and writes its files: whole files or nothing, through a temporary file and a rename, the
+// temporary files of writers killed mid-write swept away, and the token file's record read back. Node only.
 import { randomUUID } from 'node:crypto';
-import { open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { parseRecord } from './record.js';
+import type { FencedPair, StoredPair } from './record.js';
 
 /**
  * Writes `text` to `path` through a temporary file and a rename, so that a reader sees the old content or the new,
@@ -45,6 +47,12 @@ export async function sweepTemporaries(path: string, ageMs: number): Promise<voi
     const info = await stat(file).catch(() => undefined);
     if (info && Date.now() - info.mtimeMs > ageMs) await unlink(file).catch(() => undefined);
   }
+}
+
+/** The record of the token file at `path`, or null when there is none; throws, naming the file, for one not ours. */
+export async function readRecord(path: string): Promise<FencedPair<StoredPair> | null> {
+  const text = await readFile(path, 'utf8').catch(ignoreMissing);
+  return text === undefined ? null : parseRecord(text, `The token file ${path}`);
 }
 
 export function hasErrorCode(error: unknown, code: string): boolean {

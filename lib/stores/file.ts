@@ -3,25 +3,24 @@
  *
  * @module axios-token-keeper/file-store
  */
-import { createHash, randomUUID } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import { mkdir, open, readFile, stat, unlink, utimes } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../contract/store.js';
 import { parseAccountRecord } from './account-record.js';
 import { isPair, parseRecord } from './record.js';
-import type { FencedPair, StoredPair } from './record.js';
 import { Announcer } from './announcer.js';
 import { accountFileName, checkAccountName } from './account-key.js';
 import { DirectoryWatch } from './directory-watch.js';
-import { acquire, HeldLease, LEASE_DEFAULTS, Wakeup } from './lease.js';
-import type { Attempt, LeaseOptions } from './lease.js';
+import { FileLock } from './file-lock.js';
+import { LEASE_DEFAULTS } from './lease.js';
+import type { LeaseOptions } from './lease.js';
 import { checkStoreOptions, shown } from './options.js';
 import type { OptionNames } from './options.js';
-import { SealedRecords } from './sealing.js';
+import { SealedRecords } from './sealed-records.js';
 import { sealerOf } from './platform-sealing.js';
 import type { StoreEncryption } from './sealing-options.js';
-import { hasErrorCode, ignoreMissing, replaceFile, sweepTemporaries } from './file-writes.js';
+import { ignoreMissing, readRecord, replaceFile } from './file-writes.js';
 
 /** The lock's lease options, which this store's options extend. */
 export type { LeaseOptions } from './lease.js';
@@ -80,12 +79,11 @@ const FILE_OPTIONS: OptionNames<FileTokenStoreOptions> = {
 export class FileTokenStore implements TokenStore {
   /** The token file, as an absolute path. */
   readonly path: string;
-  private readonly lockPath: string;
-  private readonly fencePath: string;
   private readonly accountPath: string;
   private readonly options: Required<Omit<FileTokenStoreOptions, 'encryption'>>;
   private readonly announcer = new Announcer();
-  private readonly wakeup = new Wakeup();
+  /** The lock file, its lease, and the fence it grants. */
+  private readonly fileLock: FileLock;
   /** The watch of the token file's directory: this store's own, or the one its parent's accounts share. */
   private directoryWatch: DirectoryWatch;
   /** Ends this store's listening to that watch; set while it has listeners. */
@@ -114,12 +112,11 @@ export class FileTokenStore implements TokenStore {
       throw new TypeError(`FileTokenStore: \`watch\` must be true or false; got ${shown(options.watch)}.`);
     }
     this.path = resolve(path);
-    this.lockPath = `${this.path}.lock`;
-    this.fencePath = `${this.path}.fence`;
     this.accountPath = `${this.path}.account`;
     const { encryption, ...timings } = options;
     // Named one by one: `encryption` holds secrets, which the store keeps only in its sealing's private fields.
     this.options = { ...FILE_DEFAULTS, ...timings };
+    this.fileLock = new FileLock(this.path, this.options);
     this.directoryWatch = new DirectoryWatch(dirname(this.path));
     this.#records = new SealedRecords<TokenPair>(
       sealerOf('FileTokenStore', encryption),
@@ -157,7 +154,7 @@ export class FileTokenStore implements TokenStore {
    * no pair.
    */
   async get(): Promise<TokenPair | null> {
-    const record = await this.readRecord();
+    const record = await readRecord(this.path);
     return record ? this.#records.open(record) : null;
   }
 
@@ -182,7 +179,7 @@ export class FileTokenStore implements TokenStore {
   /** Writes the account's record; false, without writing, when `fence` is older than the last lock granted. */
   async setAccount(record: AccountRecord, fence?: number): Promise<boolean> {
     const fenced = async (): Promise<boolean> =>
-      fence !== undefined && fence < (await this.latestFence((await this.readRecord())?.fence ?? 0));
+      fence !== undefined && fence < (await this.fileLock.latestFence((await readRecord(this.path))?.fence ?? 0));
     if (await fenced()) return false;
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     // Not synced: a record lost in a crash costs a pause or a budget window, not the account's tokens.
@@ -190,50 +187,8 @@ export class FileTokenStore implements TokenStore {
   }
 
   /** Waits for the lock file, at most `lockTimeoutMs`, and holds it, extending its lease, until `release()`. */
-  async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
-    const owner = randomUUID();
-    // Made in the first try, so that a hung mount is bounded like any try.
-    let made: Promise<unknown> | undefined;
-    const { triedAt } = await acquire(
-      async () => {
-        await (made ??= mkdir(dirname(this.path), { recursive: true, mode: 0o700 }));
-        return this.tryLock(owner);
-      },
-      {
-        ...this.options,
-        request,
-        wakeup: this.wakeup,
-        what: `The lock file ${this.lockPath}`,
-        abandon: () => this.unlock(owner),
-      },
-    );
-    let lease: HeldLease | undefined;
-    try {
-      // Granted as the wait was given up (a newer pair arrived): released now, before it claims a fence.
-      request?.signal?.throwIfAborted();
-      lease = new HeldLease(() => this.extend(owner), this.options.lockTtlMs, triedAt);
-      // One more than any fence granted or written before, kept in a file of its own so that the claim never
-      // touches the pair: from now on, a holder whose lease lapsed has an older fence and its writes are refused.
-      const fence = (await this.latestFence((await this.readRecord())?.fence ?? 0)) + 1;
-      await replaceFile(this.fencePath, String(fence), false);
-      // Paused past the lease while claiming, another may have claimed the same number: then the lock is not ours.
-      if (!(await this.owns(owner)))
-        throw new Error(`The lock file ${this.lockPath} passed to another process while this one claimed its fence.`);
-      await sweepTemporaries(this.path, this.options.lockTtlMs);
-      const held = lease;
-      return {
-        fence,
-        leaseLeftMs: () => held.leftMs(),
-        release: async () => {
-          held.stop();
-          await this.unlock(owner);
-        },
-      };
-    } catch (error) {
-      lease?.stop();
-      await this.unlock(owner);
-      throw error;
-    }
+  lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
+    return this.fileLock.take(request);
   }
 
   subscribe(listener: (pair: TokenPair | null) => void): () => void {
@@ -249,10 +204,10 @@ export class FileTokenStore implements TokenStore {
   private watchFor(remove: () => void): () => void {
     if (this.options.watch) {
       const [file, account] = [basename(this.path), basename(this.accountPath)];
-      this.unwatch ??= this.directoryWatch.on([file, basename(this.lockPath), account], (name) => {
+      this.unwatch ??= this.directoryWatch.on([file, basename(this.fileLock.lockPath), account], (name) => {
         if (name === file) void this.onFileEvent();
         else if (name === account) this.announcer.announceAccount();
-        else this.wakeup.wake();
+        else this.fileLock.wake();
       });
       // A watch that failed is tried again.
       this.directoryWatch.start();
@@ -265,89 +220,12 @@ export class FileTokenStore implements TokenStore {
     };
   }
 
-  private async tryLock(owner: string): Promise<Attempt<true>> {
-    try {
-      const handle = await open(this.lockPath, 'wx', 0o600);
-      try {
-        await handle.writeFile(owner);
-      } finally {
-        await handle.close();
-      }
-      return { granted: true };
-    } catch (error) {
-      // Windows answers EPERM for a lock file that is being deleted while another process still has it open.
-      if (!hasErrorCode(error, 'EEXIST') && !hasErrorCode(error, 'EPERM')) throw error;
-    }
-    const held = await stat(this.lockPath).catch(ignoreMissing);
-    if (!held) return { retryInMs: 0 };
-    const age = Date.now() - held.mtimeMs;
-    if (age <= this.options.lockTtlMs) return { retryInMs: this.options.lockTtlMs - age };
-    // Its holder stopped extending it: killed, or stalled past its lease.
-    await this.breakStale(held);
-    return { retryInMs: 0 };
-  }
-
-  /**
-   * Removes a lock judged stale, one waiter at a time: two waiters that both judged it stale must not both remove
-   * it, or the second would remove the lock the first has just taken, and both would renew. Under the guard, the
-   * lock is removed only if it is still the file judged stale.
-   */
-  private async breakStale(judged: Stats): Promise<void> {
-    const guard = `${this.lockPath}.break`;
-    try {
-      await (await open(guard, 'wx', 0o600)).close();
-    } catch (error) {
-      if (!hasErrorCode(error, 'EEXIST')) throw error;
-      // Another waiter is breaking it. A guard left by a waiter that died while breaking goes after a lease.
-      const left = await stat(guard).catch(ignoreMissing);
-      if (left && Date.now() - left.mtimeMs > this.options.lockTtlMs) await unlink(guard).catch(ignoreMissing);
-      return;
-    }
-    try {
-      const now = await stat(this.lockPath).catch(ignoreMissing);
-      if (now?.ino === judged.ino && now.mtimeMs === judged.mtimeMs) await unlink(this.lockPath).catch(ignoreMissing);
-    } finally {
-      await unlink(guard).catch(ignoreMissing);
-    }
-  }
-
-  private async extend(owner: string): Promise<boolean> {
-    if (!(await this.owns(owner))) return false;
-    const now = new Date();
-    await utimes(this.lockPath, now, now);
-    return true;
-  }
-
-  private async unlock(owner: string): Promise<void> {
-    // Compare and delete: a lease that lapsed may be another holder's lock by now.
-    if (await this.owns(owner)) await unlink(this.lockPath).catch(ignoreMissing);
-    this.wakeup.wake();
-  }
-
-  private async owns(owner: string): Promise<boolean> {
-    return (await readFile(this.lockPath, 'utf8').catch(ignoreMissing)) === owner;
-  }
-
-  /**
-   * The fence of the last grant, or `written` (the fence of the record as last read) if the fence file went missing.
-   * A later holder grants itself a fence before it writes, so the fence file alone tells of it.
-   */
-  private async latestFence(written: number): Promise<number> {
-    const granted = Number((await readFile(this.fencePath, 'utf8').catch(ignoreMissing)) ?? 0);
-    return Math.max(Number.isSafeInteger(granted) ? granted : 0, written);
-  }
-
-  private async readRecord(): Promise<FencedPair<StoredPair> | null> {
-    const text = await readFile(this.path, 'utf8').catch(ignoreMissing);
-    return text === undefined ? null : parseRecord(text, `The token file ${this.path}`);
-  }
-
   private async write(pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
     // Reads the record first in any case: a file that is not ours is reported, never overwritten.
-    const current = await this.readRecord();
+    const current = await readRecord(this.path);
     // A holder whose lease lapsed, after a later lock was granted: the later holder's pair stays.
     const fenced = async (): Promise<boolean> =>
-      fence !== undefined && fence < (await this.latestFence(current?.fence ?? 0));
+      fence !== undefined && fence < (await this.fileLock.latestFence(current?.fence ?? 0));
     if (await fenced()) return false;
     const text = await this.#records.toJson(fence ?? current?.fence ?? 0, pair);
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
@@ -358,7 +236,7 @@ export class FileTokenStore implements TokenStore {
   }
 
   private async onFileEvent(): Promise<void> {
-    this.wakeup.wake();
+    this.fileLock.wake();
     const text = await readFile(this.path, 'utf8').catch(() => undefined);
     if (text === undefined) return;
     this.announcer.announceRead(text, () => this.#records.open(parseRecord(text, this.path)));

@@ -1,5 +1,5 @@
+import { Mutex } from 'async-mutex';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../contract/store.js';
-import { Mutex } from './mutex.js';
 
 /**
  * Keeps the pair in memory, for one process. Instances of axios attached with the same MemoryTokenStore share its
@@ -13,6 +13,7 @@ import { Mutex } from './mutex.js';
 export class MemoryTokenStore implements TokenStore {
   private pair: TokenPair | null = null;
   private account: AccountRecord | null = null;
+  /** Grants its turns in the order asked for; a release called twice frees nobody (async-mutex's releaser). */
   private readonly mutex = new Mutex();
   private readonly listeners = new Set<(pair: TokenPair | null) => void>();
   private readonly accountListeners = new Set<() => void>();

@@ -1,7 +1,7 @@
 // The channels a RedisTokenStore and the stores of its accounts listen to, on the one subscriber connection they share:
 // a channel is subscribed when its first listener comes and unsubscribed when its last goes, and each message goes to
 // the listeners of its channel. Nothing is kept of a channel nobody listens to, so an account dropped is forgotten.
-import type { RedisSubscription } from './redis-adapters.js';
+import type { RedisSubscription } from './redis-commands.js';
 
 /** One channel: its listeners, and where its subscription stands. */
 interface Channel {
@@ -93,11 +93,14 @@ export class RedisChannels {
 
 /**
  * One store's subscription to its channel, on the channels it shares with its parent and siblings: taken once, given
- * back with `unlisten()`. Until Redis confirms it, or without a subscriber, the store's lock waiters poll.
+ * back with `unlisten()`, and for good with `close()`. Until Redis confirms it, or without a subscriber, the store's
+ * lock waiters poll.
  */
 export class ChannelListening {
   /** Set while listening, from the SUBSCRIBE sent. */
   private listening: Promise<unknown> | undefined;
+  /** The store was closed: it listens no more. */
+  private closed = false;
 
   constructor(
     private readonly channels: RedisChannels | undefined,
@@ -105,10 +108,10 @@ export class ChannelListening {
     private readonly onMessage: (message: string) => void,
   ) {}
 
-  /** Listens once; resolves once Redis has answered the SUBSCRIBE, at once without a subscriber. */
+  /** Listens once; resolves once Redis has answered the SUBSCRIBE, at once without a subscriber or once closed. */
   listen(): Promise<unknown> {
     const channels = this.channels;
-    if (!channels) return Promise.resolve();
+    if (!channels || this.closed) return Promise.resolve();
     if (!this.listening) {
       const listening: Promise<void> = channels.add(this.name, this.onMessage).then((subscribed) => {
         // Pub/sub only saves waiting; without it, polling and the re-read under the lock keep things right. The
@@ -124,6 +127,12 @@ export class ChannelListening {
     if (!this.listening || !this.channels) return Promise.resolve();
     this.listening = undefined;
     return this.channels.remove(this.name, this.onMessage);
+  }
+
+  /** Stops listening, for good: the store was closed. */
+  close(): Promise<void> {
+    this.closed = true;
+    return this.unlisten();
   }
 
   /** Listening, and Redis confirmed it: the store's waiters hear of releases. */

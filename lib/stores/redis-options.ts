@@ -3,7 +3,7 @@ import { LEASE_DEFAULTS } from './lease.js';
 import type { LeaseOptions } from './lease.js';
 import { checkStoreOptions, shown } from './options.js';
 import type { OptionNames } from './options.js';
-import type { RedisSubscriberLike } from './redis-clients.js';
+import type { RedisSubscriberLike } from './redis-client-shapes.js';
 import type { StoreEncryption } from './sealing-options.js';
 
 /** Options of `RedisTokenStore`. Only `prefix` is required. */

@@ -3,6 +3,8 @@
 // command is one HTTPS request (or shares one, with the client's automatic pipelining); there is no connection to keep
 // and no pub/sub, so the store polls where it would listen (see RedisTokenStore and docs/stores.md). The library is
 // not imported: the client is recognised by its shape.
+import { reply, text } from './redis-commands.js';
+import type { RedisCommands } from './redis-commands.js';
 
 /** An `@upstash/redis` client, as the store uses it: its scripts, and `GET`. */
 export interface UpstashClientLike {
@@ -99,9 +101,9 @@ export function restCommands(client: UpstashClientLike): {
  * The client's error without the command it ran: @upstash/redis appends `, command was: [...]` to the error of a
  * command it sent alone, and the store's writes carry the tokens.
  */
-async function cleaned<T>(reply: Promise<T>): Promise<T> {
+async function cleaned<T>(answer: Promise<T>): Promise<T> {
   try {
-    return await reply;
+    return await answer;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const cut = message.indexOf(', command was:');
@@ -114,4 +116,19 @@ async function cleaned<T>(reply: Promise<T>): Promise<T> {
     // eslint-disable-next-line preserve-caught-error -- no cause on purpose: the client's error holds the command
     throw new Error(kept);
   }
+}
+
+/**
+ * The adapter of @upstash/redis: each script by EVALSHA (see restCommands). A write does not wait for a replica: the
+ * REST endpoint answers for its database, whose replication is Upstash's.
+ */
+export function upstashCommands(client: UpstashClientLike): RedisCommands {
+  const rest = restCommands(client);
+  const evaluate = async (script: string, keys: readonly string[], args: readonly (string | number)[]) =>
+    reply(await rest.eval(script, keys, args));
+  return {
+    eval: evaluate,
+    write: (script, keys, args) => evaluate(script, keys, args),
+    get: async (key) => text(await rest.get(key)),
+  };
 }

@@ -6,26 +6,23 @@
  *
  * @module axios-token-keeper/redis-store
  */
-import { settle } from '../support/deadline.js';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../contract/store.js';
-import { pausesLogins, parseAccountRecord } from './account-record.js';
+import { parseAccountRecord } from './account-record.js';
 import { isPair, parseRecord } from './record.js';
 import { Announcer } from './announcer.js';
-import { acquire, HeldLease, Wakeup } from './lease.js';
-import type { Attempt } from './lease.js';
-import { shown } from './options.js';
 import { resolveRedisOptions } from './redis-options.js';
 import type { RedisTokenStoreOptions, ResolvedRedisOptions } from './redis-options.js';
-import { commandsOf, integer, subscriptionOf } from './redis-adapters.js';
-import { EXTEND, LOCK, RELEASE, WRITE, WRITE_ACCOUNT } from './redis-scripts.js';
+import { commandsOf, subscriptionOf } from './redis-adapters.js';
 import { ChannelListening, RedisChannels } from './redis-channels.js';
-import { checkAccountName, escapeAccountName } from './account-key.js';
-import type { RedisCommands } from './redis-adapters.js';
-import type { RedisClientLike } from './redis-clients.js';
-import { SealedRecords } from './sealing.js';
-import type { PairSealer } from './sealing.js';
+import { RedisLock } from './redis-lock.js';
+import { RedisWrites } from './redis-writes.js';
+import { checkAccountName, checkAccountsRoot } from './account-key.js';
+import { accountKeys, accountTag, PARENT } from './redis-account.js';
+import type { AccountKeys, AccountStoreOptions } from './redis-account.js';
+import type { RedisCommands } from './redis-commands.js';
+import type { RedisClientLike } from './redis-client-shapes.js';
+import { SealedRecords } from './sealed-records.js';
 import { sealerOf } from './platform-sealing.js';
-import { webCrypto } from './web-crypto.js';
 
 /** The lock's lease options, which this store's options extend. */
 export type { LeaseOptions } from './lease.js';
@@ -49,12 +46,9 @@ export type {
   NodeRedisSubscriberLike,
   RedisClientLike,
   RedisSubscriberLike,
-} from './redis-clients.js';
+} from './redis-client-shapes.js';
 /** The REST client of serverless and edge platforms, @upstash/redis, as its shape: it is not imported either. */
 export type { UpstashClientLike, UpstashScriptLike } from './redis-rest.js';
-
-/** How far apart the processes that heard one release try the lock: far more than a read of the pair takes. */
-const RELEASE_SPREAD_MS = 50;
 
 /**
  * Keeps the pair in Redis, for processes on any number of hosts (containers, cluster workers, serverless). One
@@ -91,7 +85,7 @@ const RELEASE_SPREAD_MS = 50;
  * attachTokenAuth(api, { credentials, store });
  */
 export class RedisTokenStore implements TokenStore {
-  private readonly keys: { pair: string; lock: string; fence: string; account: string };
+  private readonly keys: AccountKeys;
   private readonly channel: string;
   private readonly options: ResolvedRedisOptions;
   /** The client as given: the accounts' stores are made with it, and share its adapter. */
@@ -104,14 +98,12 @@ export class RedisTokenStore implements TokenStore {
   /** A named account's store (forAccount), which nobody closes: it stops listening with its last listener. */
   private readonly named: boolean;
   private readonly announcer = new Announcer();
-  private readonly wakeup = new Wakeup();
   /** This store's subscription to its channel. */
   private readonly listening: ChannelListening;
-  /** The lock waits under way, which listen for releases. */
-  private lockWaits = 0;
-  /** How long the plugin lets one store call take (its `storeTimeoutMs`), as its lock requests say. */
-  private callBoundMs = Infinity;
-  private closed = false;
+  /** The lock of the account's keys: its tries, its waits, its lease. */
+  private readonly redisLock: RedisLock;
+  /** The writes of the account's records, under their fences. */
+  private readonly writes: RedisWrites;
   /** The pair's records, sealed with `encryption` (or in clear): private, so that nothing prints the keys. */
   readonly #records: SealedRecords<TokenPair>;
 
@@ -137,12 +129,13 @@ export class RedisTokenStore implements TokenStore {
     this.channels = parent ? parent.channels : subscriber && new RedisChannels(subscriptionOf(subscriber, client));
     this.named = parent !== undefined;
     this.tag = parent?.tag ?? resolved.prefix;
-    // `#` after the braces, where the default account of every prefix has `:`, so that no named account's key is
-    // ever a default account's, whatever the prefixes.
-    const key = (name: string) => `{${this.tag}}${this.named ? '#' : ':'}${name}`;
-    this.keys = { pair: key('pair'), lock: key('lock'), fence: key('fence'), account: key('account') };
-    this.channel = key('changed');
+    const { keys, channel } = accountKeys(this.tag, this.named);
+    this.keys = keys;
+    this.channel = channel;
     this.listening = new ChannelListening(this.channels, this.channel, this.onMessage);
+    const noticed = (record: string): void => this.noticed(record);
+    this.redisLock = new RedisLock(this.client, this.keys, this.channel, resolved, this.listening, noticed);
+    this.writes = new RedisWrites(this.client, this.keys, this.channel, resolved, this.where());
     this.#records = new SealedRecords<TokenPair>(
       parent ? parent.sealer : sealerOf('RedisTokenStore', encryption),
       this.keys.pair,
@@ -169,19 +162,13 @@ export class RedisTokenStore implements TokenStore {
    */
   forAccount(name: string): RedisTokenStore {
     checkAccountName('RedisTokenStore', name);
-    const { prefix } = this.options;
-    if (prefix.includes('#')) {
-      throw new TypeError(
-        `RedisTokenStore: \`prefix\` ${shown(prefix)} holds \`#\`, which separates an account's name in its keys, so ` +
-          'that two accounts could share keys: give the store a prefix without `#` to keep named accounts in it.',
-      );
-    }
+    checkAccountsRoot('RedisTokenStore', 'prefix', this.options.prefix, 'keys');
     const options: AccountStoreOptions = {
       ...this.options,
       [PARENT]: {
         client: this.client,
         channels: this.channels,
-        tag: `${this.tag}#${escapeAccountName(name)}`,
+        tag: accountTag(this.tag, name),
         sealer: this.#records.sealer,
       },
     };
@@ -218,13 +205,8 @@ export class RedisTokenStore implements TokenStore {
    * Writes the account's record, to expire with the last pause, back-off or spent call it describes; false, without
    * writing, when `fence` is older than the last lock granted.
    */
-  async setAccount(record: AccountRecord, fence?: number): Promise<boolean> {
-    const ttlMs = Math.ceil(record.expiresAt - Date.now());
-    const keys = [this.keys.pair, this.keys.fence, this.keys.account];
-    // Said on the channel only when it pauses logins: the waiters for the lock that would log in stop then.
-    const channel = pausesLogins(record) ? this.channel : '';
-    const args = [JSON.stringify(record), fence ?? '', Math.max(0, ttlMs), channel];
-    return integer(await this.client.write(WRITE_ACCOUNT, keys, args, this.replicaWaitMs())) === 1;
+  setAccount(record: AccountRecord, fence?: number): Promise<boolean> {
+    return this.writes.account(record, fence);
   }
 
   /**
@@ -233,38 +215,12 @@ export class RedisTokenStore implements TokenStore {
    * `request.signal` then aborts stops waiting without the lock.
    */
   async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
-    this.callBoundMs = request?.tryTimeoutMs ?? this.callBoundMs;
-    // WebCrypto's: global in Node 20 and later, Bun, Deno and the edge runtimes; node:crypto's on Node 18 (web-crypto.ts).
-    const owner = (await webCrypto()).randomUUID();
-    const release = () => this.client.eval(RELEASE, [this.keys.lock], [owner, this.channel]);
-    this.lockWaits += 1;
-    let taken: { granted: number; triedAt: number };
+    this.writes.bound(request?.tryTimeoutMs);
     try {
-      // Listening before the first try, so that the release is not missed; but never waiting on pub/sub for long.
-      await settle(this.listen(), { ms: Math.min(this.options.pollMs, this.options.lockTimeoutMs) });
-      taken = await acquire(() => this.tryLock(owner), {
-        ...this.options,
-        request,
-        wakeup: this.wakeup,
-        what: `The Redis lock ${this.keys.lock}`,
-        abandon: release,
-        hearsReleases: () => this.listening.hears,
-      });
+      return await this.redisLock.take(request);
     } finally {
-      this.lockWaits -= 1;
       this.unlistenWhenUnheard();
     }
-    const extend = async () =>
-      integer(await this.client.eval(EXTEND, [this.keys.lock], [owner, this.options.lockTtlMs])) === 1;
-    const lease = new HeldLease(extend, this.options.lockTtlMs, taken.triedAt);
-    return {
-      fence: taken.granted,
-      leaseLeftMs: () => lease.leftMs(),
-      release: async () => {
-        lease.stop();
-        await release();
-      },
-    };
   }
 
   subscribe(listener: (pair: TokenPair | null) => void): () => void {
@@ -281,55 +237,23 @@ export class RedisTokenStore implements TokenStore {
    * made stops its accounts' stores listening too.
    */
   async close(): Promise<void> {
-    this.closed = true;
-    await this.listening.unlisten();
+    await this.listening.close();
     if (!this.named) await this.channels?.close();
   }
 
-  private async tryLock(owner: string): Promise<Attempt<number>> {
-    const keys = [this.keys.pair, this.keys.fence, this.keys.lock];
-    const answer = await this.client.eval(LOCK, keys, [owner, this.options.lockTtlMs, this.options.keyTtlMs]);
-    const [granted, value, record] = Array.isArray(answer) ? answer : [];
-    if (integer(granted) === 1) return { granted: integer(value) };
-    // Only a pair: a key found missing is an emptied Redis (a restart), not a logout, which publishes its own.
-    if (typeof record === 'string' && record !== '') this.noticed(record);
-    // PTTL is negative when the key went meanwhile: try again at once.
-    return { retryInMs: Math.max(0, integer(value)) };
-  }
-
   private async write(record: string, pair: TokenPair | null, fence: number | undefined): Promise<boolean> {
-    const args = [record, fence ?? '', this.options.keyTtlMs, this.channel];
-    const keys = [this.keys.pair, this.keys.fence];
-    const outcome = integer(await this.client.write(WRITE, keys, args, this.replicaWaitMs()));
-    if (outcome === -1)
-      throw new Error(
-        `${this.where()} holds something that is not a token record of this package; give the store another prefix or delete the key.`,
-      );
-    if (outcome !== 1) return false;
-    this.announcer.announce(record, pair);
-    return true;
-  }
-
-  /**
-   * How long a write waits for a replica: `replicaWaitMs`, and half the plugin's bound on a store call at most, so that
-   * the write and its wait end within the one call the plugin allows (past it, the plugin counts the write as failed).
-   */
-  private replicaWaitMs(): number {
-    return Math.min(this.options.replicaWaitMs, this.callBoundMs / 2);
+    const written = await this.writes.pair(record, fence);
+    if (written) this.announcer.announce(record, pair);
+    return written;
   }
 
   /** Listens for a listener just added, until `remove`, which the answer calls. */
   private heard(remove: () => void): () => void {
-    void this.listen();
+    void this.listening.listen();
     return () => {
       remove();
       this.unlistenWhenUnheard();
     };
-  }
-
-  /** Listens to the channel, unless the store is closed. */
-  private listen(): Promise<unknown> {
-    return this.closed ? Promise.resolve() : this.listening.listen();
   }
 
   /**
@@ -337,16 +261,15 @@ export class RedisTokenStore implements TokenStore {
    * the account, and will never close it. The store the user made listens until `close()`.
    */
   private unlistenWhenUnheard(): void {
-    if (this.named && this.announcer.size === 0 && this.lockWaits === 0) void this.listening.unlisten();
+    if (this.named && this.announcer.size === 0 && !this.redisLock.waiting) void this.listening.unlisten();
   }
 
   /**
-   * A release wakes this process's waiters, each at a moment of its own within 50 ms (or `pollMs` when shorter), so
-   * that the processes that heard it do not all try at once; a new pair is read and announced, which ends the waits
-   * it makes needless.
+   * A release wakes this process's lock waiters (see RedisLock.released); a new pair is read and announced, which ends
+   * the waits it makes needless; a login pause written is announced.
    */
   private readonly onMessage = (message: string): void => {
-    if (message === 'released') this.wakeup.wake(Math.min(this.options.pollMs, RELEASE_SPREAD_MS));
+    if (message === 'released') this.redisLock.released();
     else if (message === 'changed') void this.pickUp();
     else if (message === 'account') this.announcer.announceAccount();
   };
@@ -367,17 +290,4 @@ export class RedisTokenStore implements TokenStore {
   private where(): string {
     return `The Redis key ${this.keys.pair}`;
   }
-}
-
-/** Where forAccount hands the new store what it shares with its parent: a symbol, so that no option of yours is it. */
-const PARENT = Symbol('the store an account is of');
-
-/** The options of a named account's store: its parent's, and what it shares with it. */
-interface AccountStoreOptions extends RedisTokenStoreOptions {
-  [PARENT]?: {
-    client: RedisCommands;
-    channels: RedisChannels | undefined;
-    tag: string;
-    sealer: PairSealer | undefined;
-  };
 }

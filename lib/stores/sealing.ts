@@ -1,20 +1,24 @@
 // Tokens sealed at rest: the pair's tokens go into the store sealed with AES-256-GCM (WebCrypto), under a key of
 // `encryption.keys` named in the sealed text, and bound to where the store keeps them, so that a sealed pair copied to
 // another key, file or entry fails to open. Or by `encryption.seal`/`unseal` of the user's. What the store's scripts
-// read (the version, the fence, the expiry) stays in clear beside it. A leaf, with nothing from Node: each store says
-// where WebCrypto comes from.
+// read (the version, the fence, the expiry) stays in clear beside it: the record's format is sealed-records.ts'.
+// Nothing from Node: each store says where WebCrypto comes from. The browser store loads this module only with
+// `encryption` (browser/lazy-sealer.ts), so that an app without it ships no cipher.
 import { hasCode, TokenAuthError } from '../contract/errors.js';
 import type { TokenPair } from '../contract/store.js';
-import { isSealed, recordToJson } from './record.js';
-import type { FencedPair, StoredPair } from './record.js';
+import { isSealed } from './record.js';
+import type { StoredPair } from './record.js';
+import { FORMAT, keyMissing } from './sealed-records.js';
+import type { Sealer } from './sealed-records.js';
 import { bytesFromBase64, isBytes, KEY_ID } from './sealing-options.js';
 import type { CheckedEncryption, KeyMaterial, SealingFunctions } from './sealing-options.js';
+
+/** The records of a place (sealed-records.ts), importable from here still, where they were first. */
+export { SealedRecords } from './sealed-records.js';
 
 /** Where a store gets WebCrypto: `globalThis.crypto` in the browser, web-crypto.ts on Node. */
 type CryptoSource = () => Crypto | Promise<Crypto>;
 
-/** The format of the sealed text, first in it, so that a later format can tell this one apart. */
-const FORMAT = 'v1';
 /** 96 bits, fresh for every seal: what AES-GCM is made for. */
 const IV_BYTES = 12;
 /** What the additional data starts with, before the place: no other use of a key can produce a text that opens here. */
@@ -141,7 +145,7 @@ class UserSealing implements Cipher {
  * The sealing of one `encryption` option, shared by a store and its accounts' stores: it keeps the keys (in private
  * fields: no `util.inspect()`, `console.log()` or `JSON.stringify()` of a store shows them) and seals and opens pairs.
  */
-export class PairSealer {
+export class PairSealer implements Sealer {
   readonly #cipher: Cipher;
   readonly #acceptClear: boolean;
   readonly #writeClear: boolean;
@@ -198,105 +202,9 @@ export class PairSealer {
   }
 }
 
-/**
- * The records of one place (a Redis key, a token file, a storage entry) as a store reads and writes them: the pair
- * sealed with the store's `encryption` (or in clear without it), and the last pair opened kept, so that reading the
- * same record again (a lock's try, a notification, the re-read under the lock) does not decrypt it again.
- */
-export class SealedRecords<Pair extends Partial<TokenPair>> {
-  readonly #sealer: PairSealer | undefined;
-  /** The last record opened or written: its fence, its sealed text, and the pair. */
-  #last: { fence: number; sealed: string; pair: Promise<Pair> } | undefined;
-
-  /**
-   * @param sealer The store's sealing; none without `encryption`.
-   * @param context Where the records are kept: the additional data every sealed pair is bound to.
-   * @param where The place, as a message names it ("The Redis key …").
-   * @param check What a pair opened must be.
-   */
-  constructor(
-    sealer: PairSealer | undefined,
-    readonly context: string,
-    private readonly where: string,
-    private readonly check: (value: unknown) => value is Pair,
-  ) {
-    this.#sealer = sealer;
-  }
-
-  /** The sealing of these records, which the stores of named accounts share; none without `encryption`. */
-  get sealer(): PairSealer | undefined {
-    return this.#sealer;
-  }
-
-  /** The records of another place (a named account's), with the same sealing. */
-  at(context: string, where: string): SealedRecords<Pair> {
-    return new SealedRecords<Pair>(this.#sealer, context, where, this.check);
-  }
-
-  /** The record of a write, as text: the pair sealed (or in clear without `encryption`). */
-  async toJson(fence: number, pair: Pair | null): Promise<string> {
-    if (!this.#sealer || pair === null) return recordToJson(fence, pair);
-    const stored = await this.#sealer.seal(pair, this.context);
-    // What this holder wrote, it can read back without decrypting.
-    if (isSealed(stored)) this.#last = { fence, sealed: stored.sealed, pair: Promise.resolve({ ...pair }) };
-    return recordToJson(fence, stored);
-  }
-
-  /** The pair of a record read, opened; see {@link PairSealer.open} for what it throws. */
-  async open(record: FencedPair<StoredPair<Partial<TokenPair>>>): Promise<Pair | null> {
-    const { fence, pair } = record;
-    if (pair === null) return null;
-    if (!this.#sealer) {
-      if (!isSealed(pair)) {
-        if (this.check(pair)) return pair;
-        throw new Error(`${this.where} holds a pair this store cannot read; point the store elsewhere or delete it.`);
-      }
-      throw keyMissing(this.where, keyIdOf(pair.sealed), [], true);
-    }
-    if (!isSealed(pair)) return this.#sealer.open(pair, this.context, this.where, this.check);
-    const last = this.#last;
-    if (last?.fence === fence && last.sealed === pair.sealed) return { ...(await last.pair) };
-    const opening = this.#sealer.open(pair, this.context, this.where, this.check);
-    const entry = { fence, sealed: pair.sealed, pair: opening };
-    this.#last = entry;
-    // A record that does not open is not kept: the next read says why again.
-    opening.catch(() => {
-      if (this.#last === entry) this.#last = undefined;
-    });
-    return { ...(await opening) };
-  }
-}
-
 /** The additional data of a seal: the purpose, then the place, so that a pair opens only where it was sealed. */
 function additionalData(context: string) {
   return new TextEncoder().encode(`${PURPOSE}${context}`);
-}
-
-/** The key id a sealed text of ours names, if it names one. */
-function keyIdOf(sealed: string): string | undefined {
-  const [format, id] = sealed.split('.');
-  return format === FORMAT && id !== undefined && KEY_ID.test(id) ? id : undefined;
-}
-
-/**
- * Why requests fail at once: the record names a key this holder lacks (or this store has no `encryption` at all). Names
- * key ids, never a secret.
- */
-function keyMissing(
-  where: string,
-  id: string | undefined,
-  held: readonly string[],
-  noEncryption = false,
-): TokenAuthError {
-  const sealedWith = id === undefined ? 'a sealed pair' : `a pair sealed with key "${id}"`;
-  const fix = noEncryption
-    ? `this store has no \`encryption\`: give it the \`encryption.keys\` of the holders that wrote it${id === undefined ? '' : `, key "${id}" among them`}`
-    : `\`encryption.keys\` lacks ${id === undefined ? 'its key' : `key "${id}"`} here (it has ${held.map((each) => `"${each}"`).join(', ')}): add it`;
-  return new TokenAuthError(
-    'STORE_KEY_MISSING',
-    `${where} holds ${sealedWith}, and ${fix}. Until then requests fail and nothing logs in: a pair sealed here could ` +
-      "not be opened by the holders that lack this one's key.",
-  );
 }
 
 /** A sealed pair that does not open: read as no pair, so that the next renewal logs in once and overwrites it. */

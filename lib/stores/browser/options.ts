@@ -4,9 +4,10 @@ import { webStorage } from './environment.js';
 import { LEASE_DEFAULTS } from '../lease.js';
 import { checkStoreOptions, shown } from '../options.js';
 import type { OptionNames } from '../options.js';
-import { PairSealer } from '../sealing.js';
+import type { Sealer } from '../sealed-records.js';
 import { checkEncryption } from '../sealing-options.js';
 import type { SealingSecret, StoreEncryption } from '../sealing-options.js';
+import { LazySealer } from './lazy-sealer.js';
 
 /**
  * A key of the browser store's `encryption.keys` that no script can read: a non-extractable AES-GCM CryptoKey of 256
@@ -135,10 +136,11 @@ export function checkOptions(
 }
 
 /**
- * The sealing of `encryption`, checked (a TypeError naming what to fix), with the page's own WebCrypto: none without
- * it. Refused where there is nothing to seal (`storage: 'none'`) or no WebCrypto (a page served over plain http).
+ * The sealing of `encryption`, checked now (a TypeError naming what to fix), with the page's own WebCrypto: none
+ * without it. Refused where there is nothing to seal (`storage: 'none'`) or no WebCrypto (a page served over plain
+ * http). The cipher itself is loaded at the first seal or open (see LazySealer).
  */
-export function sealerOf(encryption: unknown, storage: BrowserStorageKind): PairSealer | undefined {
+export function sealerOf(encryption: unknown, storage: BrowserStorageKind): Sealer | undefined {
   if (encryption === undefined) return undefined;
   const checked = checkEncryption('BrowserTokenStore', encryption, true);
   if (storage === 'none')
@@ -152,7 +154,7 @@ export function sealerOf(encryption: unknown, storage: BrowserStorageKind): Pair
       'BrowserTokenStore: `encryption` needs WebCrypto (`crypto.subtle`), which this page lacks: browsers offer it to ' +
         'pages served over https (and from localhost) only.',
     );
-  return new PairSealer(checked, () => crypto);
+  return new LazySealer(checked, crypto);
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { TokenPair } from '../../contract/store.js';
 import { copyPair, isPair, tryParseRecord } from '../record.js';
 import type { FencedPair, StoredPair } from '../record.js';
-import type { SealedRecords } from '../sealing.js';
+import { SealedRecords } from '../sealed-records.js';
+import type { Sealer } from '../sealed-records.js';
 
 /**
  * The record as one tab sees it: the storage entry, where the pair is kept in storage (sealed, with `encryption`), and
@@ -13,21 +14,26 @@ export class RecordView {
   private latest: FencedPair | undefined;
   /** The writes to storage, one after another: each waits for its sealing, and none lands over a newer record. */
   private persisting: Promise<void> = Promise.resolve();
+  /** How the entry's pair is sealed and opened (in clear without `encryption`). */
+  private readonly records: SealedRecords<Partial<TokenPair>>;
 
   /**
    * @param storage Where the entry is kept; none with `storage: 'none'`.
    * @param entry The entry's key in storage.
    * @param where The entry, as an error names it.
    * @param accessInMemory Store the pair without its access token (`keepAccessInMemory`).
-   * @param records How the entry's pair is sealed and opened (in clear without `encryption`).
+   * @param sealer The sealing of `encryption`; none without it.
    */
   constructor(
     private readonly storage: Storage | undefined,
     readonly entry: string,
     private readonly where: string,
     private readonly accessInMemory: boolean,
-    private readonly records: SealedRecords<Partial<TokenPair>>,
-  ) {}
+    sealer: Sealer | undefined,
+  ) {
+    // Bound to the entry's name: a sealed pair copied to another key or account's entry does not open.
+    this.records = new SealedRecords(sealer, entry, where, isStoredPair);
+  }
 
   get known(): FencedPair | undefined {
     return this.latest;
@@ -131,4 +137,9 @@ export class RecordView {
     }
     return record;
   }
+}
+
+/** What the storage entry may hold: a pair, without its access token with `keepAccessInMemory`. */
+function isStoredPair(value: unknown): value is Partial<TokenPair> {
+  return isPair(value, { accessOptional: true });
 }
