@@ -54,7 +54,7 @@ export class RefusedRefresh implements Guard<string[]> {
   }
 
   parse(value: unknown): string[] | typeof INVALID {
-    return Array.isArray(value) && value.every((print) => typeof print === 'string') ? (value) : INVALID;
+    return Array.isArray(value) && value.every((print) => typeof print === 'string') ? value : INVALID;
   }
 
   load(prints: string[], { expiresAt }: { expiresAt: number }): void {

@@ -15,7 +15,6 @@ import { StoreTurn } from '../store/turn.js';
 import { loggedOutMeanwhile } from './calls.js';
 import type { Mode } from './calls.js';
 
-
 /** What the store's word needs of the account: its parts, built before it. */
 export interface StoreWordParts {
   readonly options: Pick<ResolvedOptions, 'clock' | 'whenStoreDown' | 'storeOutageWaitMs' | 'storeTimeoutMs'>;
