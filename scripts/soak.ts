@@ -767,7 +767,7 @@ function printReport(result: Result, samples: Record<string, string>): void {
     process.stdout.write(
       '  HTTP_401 reached callers: the plugin passed 401s on instead of renewing. Seen with --overlap, when an expiry\n' +
         '  lands on a replay: the refused replay marks its endpoint as one a renewal does not cure for\n' +
-        '  accessTokenLifetimeMs (UncuredEndpoints, lib/policies.ts), and the 401s of later, genuine expiries on that\n' +
+        '  accessTokenLifetimeMs (UncuredEndpoints, lib/account/guards/refusals.ts), and the 401s of later, genuine expiries on that\n' +
         '  endpoint then go to the caller without a renewal, even once the token was replaced.\n',
     );
   }
