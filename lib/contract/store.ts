@@ -124,7 +124,10 @@ export interface AccountRecord {
    * The login pause after a rejected login, when there is one: a store that tells the holders waiting for its lock
    * of a pause (`subscribeAccount`) reads `until`, the pause's end (epoch ms).
    */
-  readonly loginPause: { readonly until: number } | null;
+  readonly loginPause: {
+    /** The pause's end (epoch ms). */
+    readonly until: number;
+  } | null;
   /**
    * The other guards' states (the refusals renewing did not cure, the budget spent, refused refresh tokens by their
    * fingerprints, a logout): the plugin's own, which a store keeps as they are.
