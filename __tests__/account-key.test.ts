@@ -8,6 +8,7 @@ import {
   checkAccountName,
   escapeAccountName,
 } from '../lib/stores/account-key.js';
+import { SEPARATOR_NAMES } from './helpers/store-contract.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const fileName = (name: string) => accountFileName(name, sha256);
@@ -34,16 +35,7 @@ function unescape(escaped: string): string {
 }
 
 const HOSTILE = [
-  ':',
-  '{a}',
-  'a/b',
-  '..',
-  '../x',
-  'a.lock',
-  'a:',
-  'a%3A',
-  '#',
-  '%',
+  ...SEPARATOR_NAMES,
   ' ',
   'a b',
   'tenant:42',

@@ -6,9 +6,9 @@
 // with the command that installs it.
 import { FleetPool, sumBursts } from '../harness/fleet.js';
 import type { FleetEvent } from '../harness/fleet.js';
-import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
+import { closeEmulatorsAfterEach, emulator, refreshTokensSent } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
-import { refreshTokensSent, spentSent, warmFleet } from './helpers/outage.js';
+import { spentSent, warmFleet } from './helpers/outage.js';
 import { redisServerForFile } from './helpers/redis.js';
 
 closeEmulatorsAfterEach();

@@ -3,13 +3,11 @@
 // clients of ioredis and node-redis 5 through Redis Sentinel. The store contracts run with each; then the leak of a
 // token through a client's error; then the clients it refuses.
 import { inspect } from 'node:util';
-import axios from 'axios';
 import Redis from 'ioredis';
 import Redis6 from 'ioredis6';
 import { createClient as createClient4, createCluster as createCluster4 } from 'redis4';
 import { createClient as createClient5 } from 'redis5';
 import { createClient as createClient6 } from 'redis6';
-import { attachTokenAuth } from '../lib/index.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } from '../lib/stores/redis.js';
 import { clientLabel, openRedis, TESTED_CLIENTS } from '../harness/redis-clients.js';
@@ -17,9 +15,9 @@ import type { RedisClientChoice, RedisConnections, RedisTarget } from '../harnes
 import { subscriptions } from '../harness/redis-server.js';
 import { startRedisSentinel } from '../harness/redis-sentinel.js';
 import type { RedisSentinel } from '../harness/redis-sentinel.js';
-import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
+import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { undoAfterEach, until } from './helpers/flow.js';
-import { redisForFile } from './helpers/redis.js';
+import { prefixPerTest, redisForFile, whileRedisRefusesWrites } from './helpers/redis.js';
 import {
   CONTRACT_NAMES,
   expectRoundTrip,
@@ -35,17 +33,11 @@ import { escapeAccountName } from '../lib/stores/account-key.js';
 const { server, redis } = redisForFile();
 closeEmulatorsAfterEach();
 
-let serial = 0;
-let prefix: string;
+const { prefix } = prefixPerTest('clients-test');
 /** Connections, subscriptions and plugin handles the test took: undone after it, even when it fails. */
 const undo = undoAfterEach();
 
-beforeEach(() => {
-  serial += 1;
-  prefix = `clients-test:${serial}`;
-});
-
-const key = (name: 'pair' | 'lock') => `{${prefix}}:${name}`;
+const key = (name: 'pair' | 'lock') => `{${prefix()}}:${name}`;
 const { listen } = undoable(() => undo);
 
 /** Opens `choice`'s client (and subscriber) on `target` (the file's server unless told), closed after the test. */
@@ -77,7 +69,7 @@ function contractsOn(label: string, choice: RedisClientChoice, deployment: Deplo
   });
   const store = (options: Partial<RedisTokenStoreOptions> = {}): RedisTokenStore => {
     const { client, subscriber } = processes[opened++ % processes.length]!;
-    const created = new RedisTokenStore(client, { prefix, ...(subscriber && { subscriber }), ...options });
+    const created = new RedisTokenStore(client, { prefix: prefix(), ...(subscriber && { subscriber }), ...options });
     undo.push(() => created.close());
     return created;
   };
@@ -92,7 +84,7 @@ function contractsOn(label: string, choice: RedisClientChoice, deployment: Deplo
     const other = store();
     const heard = listen(subscribed).heard;
     const heardByOther = listen(other).heard;
-    await until(async () => (await subscriptions(port(), `{${prefix}}*`)) === 2, 5_000);
+    await until(async () => (await subscriptions(port(), `{${prefix()}}*`)) === 2, 5_000);
 
     await other.set(PAIR_A);
     await until(() => heard.length === 1, 5_000);
@@ -104,7 +96,7 @@ function contractsOn(label: string, choice: RedisClientChoice, deployment: Deplo
     expect(heardByOther).toEqual([PAIR_A, PAIR_B, null]);
 
     await subscribed.close();
-    await until(async () => (await subscriptions(port(), `{${prefix}}*`)) === 1, 5_000);
+    await until(async () => (await subscriptions(port(), `{${prefix()}}*`)) === 1, 5_000);
     await other.set(PAIR_A);
     await until(() => heardByOther.length === 4, 5_000);
     expect(heard).toHaveLength(3);
@@ -112,31 +104,17 @@ function contractsOn(label: string, choice: RedisClientChoice, deployment: Deplo
 
   it('reports a Redis error without the tokens written, whatever the client attaches to it', async () => {
     const service = await emulator();
-    const api = axios.create({ baseURL: service.url });
-    // Going on alone after a short wait: the request is served, with the lock's error reported.
-    const auth = attachTokenAuth(api, {
-      credentials: { username: E2E_USER, password: E2E_PASSWORD },
-      store: store(),
-      whenStoreDown: 'go-alone',
-      storeOutageWaitMs: 300,
-    });
-    undo.push(() => auth.eject());
-    const failures: unknown[] = [];
-    auth.on('failure', (event) => failures.push(event));
     // A full Redis refuses every write; the error names the command, and some clients attach its arguments.
-    await redis().config('SET', 'maxmemory', '1');
-    try {
-      expect((await api.get('/orders')).status).toBe(200);
-    } finally {
-      await redis().config('SET', 'maxmemory', '0');
-    }
+    const { failures, status, tokens } = await whileRedisRefusesWrites(redis(), service, store(), (auth) =>
+      undo.push(() => auth.eject()),
+    );
 
-    const tokens = (await auth.getTokens())!;
+    expect(status).toBe(200);
     const reported = inspect(failures, { depth: Infinity, showHidden: true });
     expect(failures.length).toBeGreaterThan(0);
     expect(reported).toMatch(/OOM/);
-    expect(reported).not.toContain(tokens.access);
-    expect(reported).not.toContain(tokens.refresh);
+    expect(reported).not.toContain(tokens!.access);
+    expect(reported).not.toContain(tokens!.refresh);
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 0 });
   });
 
@@ -155,9 +133,10 @@ function contractsOn(label: string, choice: RedisClientChoice, deployment: Deplo
 
   testAccountRecord(label, { open: () => store(), fences: 'every grant' });
 
-  // The contracts per account, for one name that carries every hostile character (redis-store.test.ts runs more).
+  // The contracts per account, for one name that carries every hostile character (redis-store-accounts.test.ts runs
+  // more).
   const named = CONTRACT_NAMES[0]!;
-  const namedKey = () => `{${prefix}#${escapeAccountName(named)}}#lock`;
+  const namedKey = () => `{${prefix()}#${escapeAccountName(named)}}#lock`;
   testStoreAccounts(label, {
     open: (timings) => store(timings),
     fences: 'every grant',
@@ -171,7 +150,7 @@ function contractsOn(label: string, choice: RedisClientChoice, deployment: Deplo
         void (await redis().set(namedKey(), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
       lapse: async () => void (await redis().del(namedKey())),
     }),
-    listening: (count) => until(async () => (await subscriptions(port(), `{${prefix}[#}]*`)) === count, 5_000),
+    listening: (count) => until(async () => (await subscriptions(port(), `{${prefix()}[#}]*`)) === count, 5_000),
   });
 
   it('listens for the default account and several named ones on its one subscriber connection, a channel each, and lets a channel go with its last listener', async () => {
@@ -239,7 +218,7 @@ describe('RedisTokenStore: the clients it refuses, saying what to pass instead',
   const make =
     (client: unknown, options: Partial<RedisTokenStoreOptions> = {}) =>
     () =>
-      new RedisTokenStore(client as RedisClientLike, { prefix, ...options });
+      new RedisTokenStore(client as RedisClientLike, { prefix: prefix(), ...options });
   /** A client that is opened (or not) by the test, and closed after it. */
   const later = <T extends { quit(): Promise<unknown>; on(event: 'error', listener: () => void): unknown }>(
     client: T,
@@ -387,7 +366,7 @@ describe('RedisTokenStore: the clients it refuses, saying what to pass instead',
     const connecting = client.connect();
     const subscriber = later(client.duplicate());
     const subscribing = subscriber.connect();
-    const store = new RedisTokenStore(client, { prefix, subscriber });
+    const store = new RedisTokenStore(client, { prefix: prefix(), subscriber });
     undo.push(() => store.close());
 
     expect(await store.set(PAIR_A)).toBe(true);

@@ -1,22 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
-import { FleetPool, keepBursting, sumBursts } from '../harness/fleet.js';
-import type { BurstReply, FleetStoreConfig, RedisClusterSettings } from '../harness/fleet.js';
-import { requireRedisCluster, startRedisCluster } from '../harness/redis-cluster.js';
+import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator, refreshTokenCounts } from './helpers/emulator.js';
+import { FleetPool, sumBursts } from '../harness/fleet.js';
+import type { BurstReply, RedisClusterSettings } from '../harness/fleet.js';
+import { requireRedisCluster } from '../harness/redis-cluster.js';
 import { until } from './helpers/flow.js';
 import { connectionsPerWorker, fleetAccounts, loginsByUser, roundsOverExpiries } from './helpers/fleets.js';
 import { escapeAccountName } from '../lib/stores/account-key.js';
-import type { RedisCluster, RedisClusterOptions } from '../harness/redis-cluster.js';
 import { clientLabel } from '../harness/redis-clients.js';
-import type { RedisClientChoice } from '../harness/redis-clients.js';
-import { countCommands, subscriptions, withConnection } from '../harness/redis-server.js';
+import { countCommands, withConnection } from '../harness/redis-server.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';
 import { keySlot } from '../lib/stores/redis-replicas.js';
 import { openRedis } from '../harness/redis-clients.js';
-import type { Fleet } from '../harness/fleet.js';
 import { PAIR_A, accountRecord } from './helpers/store-contract.js';
-import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 import { lossOf, reportLoss } from './helpers/loss-report.js';
+import {
+  CLUSTER_CLIENTS,
+  clusterForDescribe,
+  clusterStore,
+  failoverMidTraffic,
+  storedOnItsNode,
+  subscribers,
+  usersServed,
+} from './helpers/redis-cluster.js';
 
 // A real Redis Cluster (redis-server nodes in cluster mode, formed by redis-cli) under a fleet of real processes
 // (harness/fleet-worker.ts) whose RedisTokenStore takes `new Redis.Cluster(nodes)`, with `cluster.duplicate()` for
@@ -27,78 +32,6 @@ closeEmulatorsAfterEach();
 // A worker that crashed, even in a passing test, fails it with the worker's output.
 const fleets = new FleetPool();
 afterEach(() => fleets.stopAll());
-
-function clusterStore(
-  cluster: RedisCluster,
-  prefix: string,
-  client?: RedisClusterSettings,
-  driver?: RedisClientChoice,
-): FleetStoreConfig {
-  return {
-    kind: 'redis-cluster',
-    nodes: cluster.nodes,
-    prefix,
-    pubsub: true,
-    ...(client && { client }),
-    ...(driver && { driver }),
-  };
-}
-
-/**
- * The cluster clients tested: ioredis' `Redis.Cluster` with `cluster.duplicate()` for pub/sub, and node-redis'
- * `createCluster()`, its own subscriber, at each major (5 in RESP3).
- */
-const CLUSTER_CLIENTS: readonly RedisClientChoice[] = [
-  { library: 'ioredis' },
-  { library: 'ioredis6' },
-  { library: 'redis4' },
-  { library: 'redis5', resp: 3 },
-  { library: 'redis6' },
-];
-
-/** The refresh tokens the emulator was sent, each counted once: fewer than the token calls when one was sent twice. */
-function refreshTokensSent(service: TokenServiceEmulator): { calls: number; distinct: number } {
-  const sent = service.calls
-    .filter((call) => call.route === 'token')
-    .map((call) => (JSON.parse(call.body) as { refresh_token?: string }).refresh_token);
-  return { calls: sent.length, distinct: new Set(sent).size };
-}
-
-/** Which users the emulator served a fleet's requests as, over all its replies. */
-function usersServed(replies: readonly BurstReply[]): Record<string, number> {
-  const served: Record<string, number> = {};
-  for (const reply of replies)
-    for (const [user, count] of Object.entries(reply.users)) served[user] = (served[user] ?? 0) + count;
-  return served;
-}
-
-/** Reads the pair's key on the node that serves its slot, with a plain client: the pair is in the cluster. */
-async function storedOnItsNode(cluster: RedisCluster, prefix: string): Promise<boolean> {
-  const key = `{${prefix}}:pair`;
-  const { port } = await cluster.masterOf(key);
-  return (await withConnection(port, (client) => client.get(key))) !== null;
-}
-
-/** How many connections, over the live nodes, are subscribed to the account's channels. */
-async function subscribers(cluster: RedisCluster, prefix: string): Promise<number> {
-  const counts = await Promise.all(cluster.livePorts().map((port) => subscriptions(port, `{${prefix}}*`)));
-  return counts.reduce((sum, count) => sum + count, 0);
-}
-
-/** A cluster for the describe that calls this: started before its tests, stopped after them. */
-function clusterForDescribe(options: RedisClusterOptions): () => RedisCluster {
-  let cluster: RedisCluster | undefined;
-  beforeAll(async () => {
-    cluster = await startRedisCluster(options);
-  }, 60_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-  return () => {
-    if (!cluster) throw new Error('The cluster did not start (see beforeAll).');
-    return cluster;
-  };
-}
 
 describe('a Redis Cluster of 3 masters', () => {
   const theCluster = clusterForDescribe({ masters: 3 });
@@ -142,7 +75,7 @@ describe('a Redis Cluster of 3 masters', () => {
       expect(total).toMatchObject({ ok: 800, failed: 0 });
       expect(service.counters).toMatchObject({ logins: 1, refreshes: 3, rejected: 0, tokenCalls: 4 });
       expect(refreshesAfterRound).toEqual([0, 1, 2, 3]);
-      expect(refreshTokensSent(service)).toEqual({ calls: 3, distinct: 3 });
+      expect(refreshTokenCounts(service)).toEqual({ calls: 3, distinct: 3 });
       expect(total.events.filter((event) => event.name === 'failure')).toEqual([]);
       // The three that did not log in took the pair from the cluster.
       expect(rounds[0]!.filter((reply) => reply.events.some((event) => event.name === 'load'))).toHaveLength(3);
@@ -188,7 +121,7 @@ describe('a Redis Cluster of 3 masters', () => {
     expect(sumBursts([...repliesA, ...repliesB])).toMatchObject({ ok: 300, failed: 0, errors: [] });
     expect(loginsByUser(service)).toEqual({ [E2E_USER]: 1, demo: 1 });
     expect(service.counters).toMatchObject({ logins: 2, refreshes: 4, rejected: 0 });
-    expect(refreshTokensSent(service)).toEqual({ calls: 4, distinct: 4 });
+    expect(refreshTokenCounts(service)).toEqual({ calls: 4, distinct: 4 });
     // Every request of a fleet went out with its own account's token.
     expect(usersServed(repliesA)).toEqual({ [E2E_USER]: 150 });
     expect(usersServed(repliesB)).toEqual({ demo: 150 });
@@ -241,7 +174,7 @@ describe('a Redis Cluster of 3 masters', () => {
       tokenCalls: 3 * names.length,
     });
     expect(tokenCallsAfterRound).toEqual([1, 2, 3].map((round) => round * names.length));
-    expect(refreshTokensSent(service)).toEqual({ calls: 2 * names.length, distinct: 2 * names.length });
+    expect(refreshTokenCounts(service)).toEqual({ calls: 2 * names.length, distinct: 2 * names.length });
     expect(total.events.filter((event) => event.name === 'failure' || event.name === 'lock-failed')).toEqual([]);
     for (const name of names) {
       const key = pairKey(prefix, name);
@@ -270,13 +203,6 @@ const RIDE_OUT_FAILOVER: RedisClusterSettings = { maxRedirections: 128, retryDel
  * goes on alone with a login of its own. 10 s, so that the renewal waits for the replica in every run.
  */
 const FAILOVER_TIMEOUTS = { storeTimeoutMs: 10_000, tokenTimeoutMs: 30_000 };
-
-/** Every lock the fleet was granted has been released: each renewal's writes are done (its lock goes after them). */
-function locksReleased(fleet: Fleet): boolean {
-  const count = (name: 'lock-acquired' | 'lock-released') =>
-    fleet.workers.reduce((sum, worker) => sum + worker.events.filter((event) => event.name === name).length, 0);
-  return count('lock-acquired') === count('lock-released');
-}
 
 describe('a Redis Cluster of 3 masters with a replica each', () => {
   const theCluster = clusterForDescribe({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: 1_000 });
@@ -335,20 +261,7 @@ describe('a Redis Cluster of 3 masters with a replica each', () => {
       ...FAILOVER_TIMEOUTS,
     });
     const warm = await fleet.burst(20);
-    // The login's pair is written off the requests' path, and waited for on the replica before its lock goes: kill
-    // the master before that, and the failover may lose the pair (which costs a second login, by design: a store that
-    // lost the pair). The scenario is a master killed with the pair on its replica.
-    await until(() => locksReleased(fleet), 10_000);
-    const master = await cluster.masterOf(key);
-    const tokenCallsBefore = service.counters.tokenCalls;
-
-    const traffic = keepBursting(fleet, 20);
-    await cluster.kill(master.port);
-    // A renewal falls due while the slot has no master: the lock, the read and the write wait for the replica.
-    service.expireAccessTokens();
-    await cluster.waitUntilOk(20_000);
-    const during = await traffic.stop();
-    const tokenCallsDuringFailover = service.counters.tokenCalls - tokenCallsBefore;
+    const { master, during, tokenCallsDuringFailover } = await failoverMidTraffic(cluster, fleet, service, key);
     // And the next expiry is renewed through the new master.
     service.expireAccessTokens();
     const after = await fleet.burst(20);
@@ -359,7 +272,7 @@ describe('a Redis Cluster of 3 masters with a replica each', () => {
     expect(loss).toEqual({ spent: 0, failed: 0, logins: 0 });
     expect(tokenCallsDuringFailover).toBe(1);
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 2, rejected: 0 });
-    expect(refreshTokensSent(service)).toEqual({ calls: 2, distinct: 2 });
+    expect(refreshTokenCounts(service)).toEqual({ calls: 2, distinct: 2 });
     // No store call failed: the renewal that fell due during the failover waited for the replica and held the lock.
     expect(total.events.filter((event) => event.name === 'failure' || event.name === 'lock-failed')).toEqual([]);
     expect((await cluster.masterOf(key)).port).not.toBe(master.port);
@@ -383,22 +296,13 @@ describe('a Redis Cluster of 3 masters with a replica each, on ioredis’ defaul
     // try at the lock fails fast ("Too many Cluster redirections"), which the plugin waits out as a store that is down.
     const fleet = await fleets.start({ count: 4, emulatorUrl: service.url, store: clusterStore(cluster, prefix) });
     const warm = await fleet.burst(20);
-    await until(() => locksReleased(fleet), 10_000);
-    const master = await cluster.masterOf(key);
-    const tokenCallsBefore = service.counters.tokenCalls;
-
-    const traffic = keepBursting(fleet, 20);
-    await cluster.kill(master.port);
-    service.expireAccessTokens();
-    await cluster.waitUntilOk(20_000);
-    const during = await traffic.stop();
-    const tokenCallsDuringFailover = service.counters.tokenCalls - tokenCallsBefore;
+    const { master, during, tokenCallsDuringFailover } = await failoverMidTraffic(cluster, fleet, service, key);
 
     const total = sumBursts([...warm, ...during]);
     expect(total.errors).toEqual([]);
     expect(tokenCallsDuringFailover).toBe(1);
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
-    expect(refreshTokensSent(service)).toEqual({ calls: 1, distinct: 1 });
+    expect(refreshTokenCounts(service)).toEqual({ calls: 1, distinct: 1 });
     expect((await cluster.masterOf(key)).port).not.toBe(master.port);
   }, 90_000);
 });

@@ -15,6 +15,7 @@ import { startRedisReplicas } from '../harness/redis-sentinel.js';
 import type { RedisReplicas } from '../harness/redis-sentinel.js';
 import { accountRecord, PAIR_A, PAIR_B } from './helpers/store-contract.js';
 import { undoAfterEach } from './helpers/flow.js';
+import { prefixPerTest } from './helpers/redis.js';
 
 requireRedisServer();
 
@@ -27,17 +28,12 @@ afterAll(async () => {
   await Promise.all([replicated?.stop(), lone?.stop()]);
 });
 
-let serial = 0;
-let prefix: string;
+const { prefix } = prefixPerTest('replicas-test');
 /** Connections and stores the test took: undone after it, even when it fails. */
 const undo = undoAfterEach();
-beforeEach(() => {
-  serial += 1;
-  prefix = `replicas-test:${serial}`;
-});
 
-const pairKey = () => `{${prefix}}:pair`;
-const accountKey = () => `{${prefix}}:account`;
+const pairKey = () => `{${prefix()}}:pair`;
+const accountKey = () => `{${prefix()}}:account`;
 
 /** A store on `server` through `choice`'s client and subscriber, closed after the test. */
 async function storeOn(
@@ -48,7 +44,7 @@ async function storeOn(
   const connections = await openRedis(choice, { url: server.url }, { subscriber: true });
   undo.push(() => connections.close());
   const store = new RedisTokenStore(connections.client, {
-    prefix,
+    prefix: prefix(),
     ...(connections.subscriber && { subscriber: connections.subscriber }),
     ...options,
   });

@@ -4,9 +4,9 @@ import { FleetPool, keepBursting, keepEachBursting, sumBursts } from '../harness
 import type { Fleet, FleetEvent, FleetOptions, FleetWorker, RedisClientSettings } from '../harness/fleet.js';
 import { until } from './helpers/flow.js';
 import type { EmulatorOptions, TokenServiceEmulator } from '../lib/emulator/index.js';
-import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { subscriptions, withConnection } from '../harness/redis-server.js';
-import { redisServerForFile } from './helpers/redis.js';
+import { redisServerForFile, watchLockTries } from './helpers/redis.js';
 import { lossOf, reportLoss } from './helpers/loss-report.js';
 
 // A fleet of real processes (harness/fleet-worker.ts) on one real redis-server that is killed (SIGKILL) mid-traffic
@@ -18,8 +18,6 @@ const server = redisServerForFile();
 // A worker that crashed, even in a passing test, fails it with the worker's output.
 const fleets = new FleetPool();
 afterEach(() => fleets.stopAll());
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The pair's key as Redis holds it now, read on a connection of the test's own. */
 const read = (key: string): Promise<string | null> => withConnection(server().port, (client) => client.get(key));
@@ -234,35 +232,6 @@ describe('a fleet of 4 processes whose Redis restarts empty while the lock holde
     );
   }, 30_000);
 });
-
-/**
- * The owners of the tries at the lock that the server at `port` runs from now on (its LOCK script, the one that takes
- * `KEYS[3]` with `SET … NX`; each `lock()` tries under an owner of its own), seen through MONITOR.
- */
-async function watchLockTries(port: number): Promise<{ owners: Set<string>; stop(): void }> {
-  // A MONITOR connection of the test's own, on a plain socket: ioredis' monitor mode can take the first lines MONITOR
-  // streams, when they come in the same packet as its OK, for replies to nothing, and throw (seen under load).
-  const socket = connect(port, '127.0.0.1');
-  // The server is killed soon after: what the watching connection says then is no part of the test.
-  socket.on('error', () => undefined);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
-  socket.write('MONITOR\r\n');
-  const owners = new Set<string>();
-  let pending = '';
-  socket.on('data', (chunk: Buffer) => {
-    const lines = (pending + chunk.toString('latin1')).split('\r\n');
-    pending = lines.pop() ?? '';
-    for (const line of lines) {
-      // +<time> [<db> <client>] "EVAL" "<script>" "3" "<pair>" "<fence>" "<lock>" "<owner>" …
-      const args = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((match) => match[1]!);
-      if (args[0]?.toLowerCase() === 'eval' && args[1]?.includes("'SET', KEYS[3]") && args[6]) owners.add(args[6]);
-    }
-  });
-  return { owners, stop: () => socket.destroy() };
-}
 
 /** What a lost lock cost: the token service's counters and what the processes reported. */
 interface LostLockOutcome {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
+import { closeEmulatorsAfterEach, emulator, refreshTokenCounts } from './helpers/emulator.js';
 import { FleetPool, keepEachBursting, sumBursts } from '../harness/fleet.js';
 import type { Fleet, FleetStoreConfig } from '../harness/fleet.js';
 import { countCommands, requireRedisServer, subscriptions, withConnection } from '../harness/redis-server.js';
@@ -9,7 +9,6 @@ import { clientLabel } from '../harness/redis-clients.js';
 import type { RedisClientChoice } from '../harness/redis-clients.js';
 import { roundsOverExpiries } from './helpers/fleets.js';
 import { until } from './helpers/flow.js';
-import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 import { lossOf, reportLoss } from './helpers/loss-report.js';
 
 // Redis Sentinel (harness/redis-sentinel.ts: a master, a replica and 3 sentinels, `redis-server --sentinel`) under a
@@ -50,14 +49,6 @@ function sentinelStore(sentinel: RedisSentinel, prefix: string, driver?: RedisCl
     pubsub: true,
     ...(driver && { driver }),
   };
-}
-
-/** The refresh tokens the emulator was sent, each counted once: fewer than the token calls when one was sent twice. */
-function refreshTokensSent(service: TokenServiceEmulator): { calls: number; distinct: number } {
-  const sent = service.calls
-    .filter((call) => call.route === 'token')
-    .map((call) => (JSON.parse(call.body) as { refresh_token?: string }).refresh_token);
-  return { calls: sent.length, distinct: new Set(sent).size };
 }
 
 /** The pair's key as the node at `port` holds it (the master, or a replica: what a failover would promote). */
@@ -104,7 +95,7 @@ describe('a master, a replica and 3 sentinels', () => {
       expect(total).toMatchObject({ ok: 300, failed: 0 });
       expect(service.counters).toMatchObject({ logins: 1, refreshes: 2, rejected: 0 });
       expect(countAfterRound).toEqual([1, 2, 3]);
-      expect(refreshTokensSent(service)).toEqual({ calls: 2, distinct: 2 });
+      expect(refreshTokenCounts(service)).toEqual({ calls: 2, distinct: 2 });
       expect(total.events.filter((event) => event.name === 'failure' || event.name === 'lock-failed')).toEqual([]);
       // Each token call's pair and the account's record (its spent calls) written, each waited for on the master
       // until the replica had it.
@@ -162,7 +153,7 @@ describe('a master, a replica and 3 sentinels', () => {
       expect(promoted.port).toBe(replica.port);
       expect(tokenCallsDuringFailover).toBe(1);
       expect(service.counters).toMatchObject({ logins: 1, refreshes: 3, rejected: 0 });
-      expect(refreshTokensSent(service)).toEqual({ calls: 3, distinct: 3 });
+      expect(refreshTokenCounts(service)).toEqual({ calls: 3, distinct: 3 });
       expect(total.events.filter((event) => event.name === 'failure' || event.name === 'lock-failed')).toEqual([]);
       await until(() => locksReleased(fleet), 10_000);
       expect(await storedOn(promoted.port, key)).not.toBeNull();

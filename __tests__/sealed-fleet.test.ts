@@ -2,7 +2,7 @@
 // Cluster or one token file, against the emulator over real HTTP: nothing of a token in any key's value or any byte of
 // the store's folder after logins and refreshes, the sealed pair still shared, the keys rotated by a rolling deploy
 // without a login, a holder without the key failing closed, a tampered pair costing the fleet one login, and the
-// switch from clear. The cipher's own checks are in sealing.test.ts.
+// switch from clear. The cipher's own checks are in the sealing-*.test.ts files.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';

@@ -1,6 +1,6 @@
 // The Redis store's `encryption` on a real redis-server: the pair sealed in its key with its expiry, fence and TTL
 // beside it, bound to its key (another prefix's or account's key does not open it), a byte flipped or a key missing
-// said as sealing.test.ts says it for the file store, and the keys out of sight. The fleets are in sealed-fleet.test.ts.
+// said as the sealing-*.test.ts files say it for the file store, and the keys out of sight. The fleets are in sealed-fleet.test.ts.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import { isTokenAuthError } from '../lib/index.js';

@@ -12,7 +12,7 @@ import { RedisTokenStore } from '../lib/stores/redis.js';
 import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } from '../lib/stores/redis.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { undoAfterEach, until } from './helpers/flow.js';
-import { upstashBridgeForFile } from './helpers/redis.js';
+import { prefixPerTest, upstashBridgeForFile } from './helpers/redis.js';
 import {
   CONTRACT_NAMES,
   expectRoundTrip,
@@ -26,13 +26,10 @@ import { escapeAccountName } from '../lib/stores/account-key.js';
 const { redis, bridge } = upstashBridgeForFile();
 closeEmulatorsAfterEach();
 
-let serial = 0;
-let prefix: string;
+const { prefix } = prefixPerTest('upstash-test');
 /** Stores and plugin handles the test took: undone after it, even when it fails. */
 const undo = undoAfterEach();
 beforeEach(() => {
-  serial += 1;
-  prefix = `upstash-test:${serial}`;
   bridge().resetCounts();
 });
 
@@ -43,7 +40,7 @@ type ClientOptions = { responseEncoding?: false; enableAutoPipelining?: false; a
 const upstash = (options: ClientOptions = {}, token = bridge().token) =>
   new Redis({ url: bridge().url, token, retry: false, enableTelemetry: false, ...options });
 
-const key = (name: 'pair' | 'lock') => `{${prefix}}:${name}`;
+const key = (name: 'pair' | 'lock') => `{${prefix()}}:${name}`;
 
 describe.each<[string, ClientOptions]>([
   ['@upstash/redis at its defaults (Base64, automatic pipelining, JSON parsed)', {}],
@@ -54,7 +51,7 @@ describe.each<[string, ClientOptions]>([
 ])('RedisTokenStore on %s', (label, options) => {
   /** Each store its own client, as each function instance has. */
   const store = (timings: Partial<RedisTokenStoreOptions> = {}): RedisTokenStore => {
-    const created = new RedisTokenStore(upstash(options), { prefix, ...timings });
+    const created = new RedisTokenStore(upstash(options), { prefix: prefix(), ...timings });
     undo.push(() => created.close());
     return created;
   };
@@ -81,7 +78,7 @@ describe.each<[string, ClientOptions]>([
     fences: 'every grant',
     record: true,
     names: [named],
-    lease: () => lease(() => `{${prefix}#${escapeAccountName(named)}}#lock`),
+    lease: () => lease(() => `{${prefix()}#${escapeAccountName(named)}}#lock`),
     // No pub/sub over REST: a store tells its own listeners of its own writes alone.
     hearsOtherHolders: false,
   });
@@ -89,7 +86,7 @@ describe.each<[string, ClientOptions]>([
 
 describe('RedisTokenStore on @upstash/redis: what replaces pub/sub, and its cost in REST commands', () => {
   const store = (): RedisTokenStore => {
-    const created = new RedisTokenStore(upstash(), { prefix });
+    const created = new RedisTokenStore(upstash(), { prefix: prefix() });
     undo.push(() => created.close());
     return created;
   };
@@ -139,7 +136,7 @@ describe('RedisTokenStore on @upstash/redis: what replaces pub/sub, and its cost
     ['sent alone', { enableAutoPipelining: false as const }],
     ['pipelined', {}],
   ])('fails a write Redis refuses with its error, without the command %s and its tokens', async (_how, options) => {
-    const writer = new RedisTokenStore(upstash(options), { prefix });
+    const writer = new RedisTokenStore(upstash(options), { prefix: prefix() });
     // A full Redis refuses every write; @upstash/redis says so with ", command was: [...]" after a command sent alone,
     // which would hold the record written, tokens included.
     await redis().config('SET', 'maxmemory', '1');
@@ -163,7 +160,7 @@ describe('RedisTokenStore: the REST clients and options it refuses, saying what 
   const make =
     (client: unknown, options: Partial<RedisTokenStoreOptions> = {}) =>
     () =>
-      new RedisTokenStore(client as RedisClientLike, { prefix, ...options });
+      new RedisTokenStore(client as RedisClientLike, { prefix: prefix(), ...options });
 
   it('refuses a `subscriber` with an @upstash/redis client: REST keeps no connection to listen on', () => {
     const client = upstash();
@@ -195,7 +192,7 @@ describe('RedisTokenStore: the REST clients and options it refuses, saying what 
 
   it('takes the client as users make it, typed: `new RedisTokenStore(new Redis({ url, token }), { prefix })`', async () => {
     const store = new RedisTokenStore(new Redis({ url: bridge().url, token: bridge().token, retry: false }), {
-      prefix,
+      prefix: prefix(),
     });
     expect(await store.set(PAIR_A)).toBe(true);
     expect(await redis().exists(key('pair'))).toBe(1);

@@ -44,3 +44,16 @@ export async function e2e(
   });
   return { emulator: started, api, auth };
 }
+
+/** The refresh tokens the emulator's token calls carried, in order. */
+export function refreshTokensSent(service: Pick<TokenServiceEmulator, 'calls'>): Array<string | undefined> {
+  return service.calls
+    .filter((call) => call.route === 'token')
+    .map((call) => (JSON.parse(call.body) as { refresh_token?: string }).refresh_token);
+}
+
+/** The refresh tokens the emulator was sent, each counted once: fewer than the token calls when one was sent twice. */
+export function refreshTokenCounts(service: Pick<TokenServiceEmulator, 'calls'>): { calls: number; distinct: number } {
+  const sent = refreshTokensSent(service);
+  return { calls: sent.length, distinct: new Set(sent).size };
+}

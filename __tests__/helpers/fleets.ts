@@ -13,9 +13,26 @@ import type {
   FleetStoreConfig,
 } from '../../harness/fleet.js';
 import { withConnection } from '../../harness/redis-server.js';
+import type { RedisServer } from '../../harness/redis-server.js';
 import type { TokenServiceEmulator } from '../../lib/emulator/index.js';
 import type { RedisClientChoice } from '../../harness/redis-clients.js';
 import { redisServerForFile } from './redis.js';
+
+/**
+ * A pool of fleets for the test file that calls this (at its top level), stopped after each test: a worker that
+ * crashed, even in a passing test, fails it with the worker's output.
+ */
+export function fleetPoolForFile(): FleetPool {
+  const fleets = new FleetPool();
+  afterEach(() => fleets.stopAll());
+  return fleets;
+}
+
+/** A redis-server for the file (started once; see helpers/redis.ts), and {@link fleetPoolForFile}'s pool of fleets. */
+export function fleetsOnRedisForFile(): { server: () => RedisServer; fleets: FleetPool } {
+  const server = redisServerForFile();
+  return { server, fleets: fleetPoolForFile() };
+}
 
 /** What a test file of fleets uses: fleets stopped after each test, and a store of its own for each test. */
 export interface FleetsForFile {

@@ -6,14 +6,8 @@ import type { Fleet, FleetEvent, FleetOptions, FleetPool, RedisClientSettings } 
 import { subscriptions } from '../../harness/redis-server.js';
 import type { RedisServer } from '../../harness/redis-server.js';
 import type { TokenServiceEmulator } from '../../lib/emulator/index.js';
+import { refreshTokensSent } from './emulator.js';
 import { until } from './flow.js';
-
-/** The refresh tokens the token calls carried, in order. */
-export function refreshTokensSent(service: TokenServiceEmulator): Array<string | undefined> {
-  return service.calls
-    .filter((call) => call.route === 'token')
-    .map((call) => (JSON.parse(call.body) as { refresh_token?: string }).refresh_token);
-}
 
 /** How many token calls carried a refresh token that an earlier one had carried: spent refresh tokens sent. */
 export function spentSent(service: TokenServiceEmulator): number {

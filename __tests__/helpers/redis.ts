@@ -1,8 +1,14 @@
+import { connect } from 'node:net';
+import axios from 'axios';
 import Redis from 'ioredis';
+import { attachTokenAuth } from '../../lib/index.js';
+import type { TokenAuth, TokenPair, TokenStore } from '../../lib/index.js';
+import type { TokenServiceEmulator } from '../../lib/emulator/index.js';
 import { requireRedisServer, startRedisServer } from '../../harness/redis-server.js';
 import { startUpstashBridge } from '../../harness/upstash-rest.js';
 import type { UpstashBridge } from '../../harness/upstash-rest.js';
 import type { RedisServer } from '../../harness/redis-server.js';
+import { E2E_PASSWORD, E2E_USER } from './emulator.js';
 
 /**
  * A real redis-server for the test file that calls this (at its top level): started before its tests, stopped after
@@ -72,4 +78,79 @@ export function upstashBridgeForFile(): {
       return bridge;
     },
   };
+}
+
+/**
+ * A key prefix of its own for each test of the file that calls this, `<name>:<n>`, so that no test finds the keys of
+ * another; n counts the file's tests.
+ */
+export function prefixPerTest(name: string): { prefix: () => string; serial: () => number } {
+  let serial = 0;
+  let prefix = '';
+  beforeEach(() => {
+    serial += 1;
+    prefix = `${name}:${serial}`;
+  });
+  return { prefix: () => prefix, serial: () => serial };
+}
+
+/**
+ * One request through the plugin on `service`, over `store`, while a full Redis (`maxmemory` 1) refuses every write:
+ * going on alone after a short wait, the request is served, with the store's errors reported. What the plugin
+ * reported (its failure events), the request's status and the tokens it ended with. `track` receives the handle to
+ * eject after the test.
+ */
+export async function whileRedisRefusesWrites(
+  redis: Redis,
+  service: TokenServiceEmulator,
+  store: TokenStore,
+  track: (auth: TokenAuth) => void,
+): Promise<{ failures: unknown[]; status: number; tokens: TokenPair | null }> {
+  const api = axios.create({ baseURL: service.url });
+  const auth = attachTokenAuth(api, {
+    credentials: { username: E2E_USER, password: E2E_PASSWORD },
+    store,
+    whenStoreDown: 'go-alone',
+    storeOutageWaitMs: 300,
+  });
+  track(auth);
+  const failures: unknown[] = [];
+  auth.on('failure', (event) => failures.push(event));
+  await redis.config('SET', 'maxmemory', '1');
+  let status: number;
+  try {
+    status = (await api.get('/orders')).status;
+  } finally {
+    await redis.config('SET', 'maxmemory', '0');
+  }
+  return { failures, status, tokens: await auth.getTokens() };
+}
+
+/**
+ * The owners of the tries at the lock that the server at `port` runs from now on (its LOCK script, the one that takes
+ * `KEYS[3]` with `SET … NX`; each `lock()` tries under an owner of its own), seen through MONITOR.
+ */
+export async function watchLockTries(port: number): Promise<{ owners: Set<string>; stop(): void }> {
+  // A MONITOR connection of the test's own, on a plain socket: ioredis' monitor mode can take the first lines MONITOR
+  // streams, when they come in the same packet as its OK, for replies to nothing, and throw (seen under load).
+  const socket = connect(port, '127.0.0.1');
+  // The server is killed soon after: what the watching connection says then is no part of the test.
+  socket.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  socket.write('MONITOR\r\n');
+  const owners = new Set<string>();
+  let pending = '';
+  socket.on('data', (chunk: Buffer) => {
+    const lines = (pending + chunk.toString('latin1')).split('\r\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      // +<time> [<db> <client>] "EVAL" "<script>" "3" "<pair>" "<fence>" "<lock>" "<owner>" …
+      const args = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((match) => match[1]!);
+      if (args[0]?.toLowerCase() === 'eval' && args[1]?.includes("'SET', KEYS[3]") && args[6]) owners.add(args[6]);
+    }
+  });
+  return { owners, stop: () => socket.destroy() };
 }
