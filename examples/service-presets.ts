@@ -1,6 +1,6 @@
 // Token services shaped other than HTTP Basic, in one line each with axios-token-keeper/presets: three instances,
 // three services. A module for your app to import, not a script; it reads DJANGO_USER, DJANGO_PASSWORD,
-// CLIENT_SECRET, ORDERS_USER and ORDERS_PASSWORD. Type-checked by `npm test`; interop-oauth2.test.ts runs the OAuth2
+// CLIENT_SECRET, ORDERS_USER and ORDERS_PASSWORD. Type-checked by `npm test`; interop-oauth2-*.test.ts run the OAuth2
 // presets against real servers (oidc-provider, @node-oauth/oauth2-server), simplejwt.test.ts runs simpleJwt().
 import axios from 'axios';
 import { attachTokenAuth } from 'axios-token-keeper';
