@@ -27,6 +27,9 @@ Options:
   --no-rotation         keep the refresh token on a token call instead of issuing a new one
   --refresh-cookie      keep the refresh token in an HttpOnly cookie instead of the JSON bodies
   --cors                answer CORS preflights and allow any origin, credentials included, for a browser app
+  --dpop                require DPoP proofs (RFC 9449) on the login, the token call and data calls, and bind the
+                        tokens to the proof's key (data calls then take Authorization: DPoP <access>)
+  --dpop-nonce          --dpop, and every proof must carry the nonce each answer gives in its DPoP-Nonce header
   -h, --help            this text
 
 ${DURATIONS}
@@ -44,6 +47,8 @@ export const EMULATOR_FLAGS = {
   'no-rotation': { type: 'boolean', default: false },
   'refresh-cookie': { type: 'boolean', default: false },
   cors: { type: 'boolean', default: false },
+  dpop: { type: 'boolean', default: false },
+  'dpop-nonce': { type: 'boolean', default: false },
 } as const;
 
 /**
@@ -77,6 +82,7 @@ export function emulatorOptions(values: Flags<typeof EMULATOR_FLAGS>): EmulatorO
     rotateRefreshTokens: !values['no-rotation'],
     refreshCookie: values['refresh-cookie'],
     cors: values.cors,
+    dpop: values['dpop-nonce'] ? { requireNonce: true } : values.dpop,
     log: false,
   };
 }
@@ -105,6 +111,9 @@ async function main(values: Flags<typeof EMULATOR_FLAGS>, quickStart: string): P
       ...(users.length > 1 ? [`Users who may log in: ${users.map(([name]) => name).join(', ')}.`] : []),
       ...renewal,
       `  curl -H 'Authorization: Bearer <access>' ${emulator.url}/allocation/api/v1/tracking/order-list`,
+      ...(options.dpop
+        ? ['In DPoP mode, each of these calls needs a DPoP header with a proof (RFC 9449), which curl cannot sign.']
+        : []),
       // The Quick start keeps the refresh token from the JSON, which the cookie mode leaves out.
       ...(options.refreshCookie
         ? []

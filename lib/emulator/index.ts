@@ -5,5 +5,15 @@
  * @module axios-token-keeper/emulator
  */
 export { startEmulator, TokenServiceEmulator } from './server.js';
-export type { EmulatorCall, EmulatorCounters, EmulatorFault, EmulatorOptions, EmulatorRoute } from './types.js';
+export type {
+  EmulatorCall,
+  EmulatorCounters,
+  EmulatorDpopCheck,
+  EmulatorDpopCounters,
+  EmulatorDpopOptions,
+  EmulatorDpopOutcome,
+  EmulatorFault,
+  EmulatorOptions,
+  EmulatorRoute,
+} from './types.js';
 export type { TokenFormat } from './tokens.js';

@@ -1,17 +1,25 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { allowCors, bodyOf, headerText, sendFault } from './http.js';
+import { allowCors, bodyOf, headerText, requestUrl, sendFault } from './http.js';
 import type { ServiceRequest } from './http.js';
 import { routeOf, ServiceRoutes } from './routes.js';
-import type { EmulatorCall, EmulatorCounters, EmulatorFault, EmulatorOptions, EmulatorRoute } from './types.js';
+import type {
+  EmulatorCall,
+  EmulatorCounters,
+  EmulatorDpopCounters,
+  EmulatorFault,
+  EmulatorOptions,
+  EmulatorRoute,
+} from './types.js';
 
 /**
  * A local stand-in of the token service, over real HTTP on Node's `http` module. It implements the service's
  * published interface as seen from outside, with what public clients of the real service show: Basic login → `{access, refresh}`; the
  * token call with JSON `{"refresh_token"}` → `{status: true, data: {access_token, refresh_token}}`, rotating the
  * refresh token; the logout with `{"refresh_token"}` → `{status: true}`, the refresh token then dead; any other path is a protected resource that echoes the request for a valid Bearer token and
- * answers 401 `{detail, code: "token_not_valid"}` otherwise.
+ * answers 401 `{detail, code: "token_not_valid"}` otherwise. With the `dpop` option, those calls need DPoP proofs
+ * (RFC 9449) and the tokens are bound to the proof's key.
  *
  * @example
  * const emulator = await startEmulator({ accessTtlMs: 2_000 });
@@ -32,6 +40,8 @@ export class TokenServiceEmulator {
     faults: 0,
     logouts: 0,
   };
+  /** In DPoP mode (the `dpop` option), what the checks of the proofs came to; zeros without it. */
+  readonly dpopCounters: EmulatorDpopCounters = { accepted: 0, nonce: 0, invalid: 0, wrongKey: 0 };
   /** Every call received, in order, with the Authorization header it carried; empty with `log: false`. */
   readonly calls: EmulatorCall[] = [];
   private readonly routes: ServiceRoutes;
@@ -49,7 +59,7 @@ export class TokenServiceEmulator {
   /** Configures an emulator; call {@link start} (or use {@link startEmulator}) to listen. */
   constructor(private readonly options: EmulatorOptions = {}) {
     this.clock = options.clock ?? Date.now;
-    this.routes = new ServiceRoutes(options, this.counters, this.clock);
+    this.routes = new ServiceRoutes(options, this.counters, this.clock, this.dpopCounters);
   }
 
   /** The base URL, e.g. `http://127.0.0.1:41234`, once started. */
@@ -109,6 +119,23 @@ export class TokenServiceEmulator {
     for (const queue of Object.values(this.faults)) queue.length = 0;
   }
 
+  /**
+   * In DPoP mode with `requireNonce`, the nonce every proof must carry, which every answer gives in `DPoP-Nonce`;
+   * undefined otherwise.
+   */
+  get dpopNonce(): string | undefined {
+    return this.routes.dpop?.currentNonce;
+  }
+
+  /**
+   * In DPoP mode, a new nonce, which it returns: proofs with the old one are answered `use_dpop_nonce` (with
+   * `requireNonce`), as a service does when its nonce expires. Throws without the `dpop` option.
+   */
+  rotateDpopNonce(): string {
+    if (!this.routes.dpop) throw new Error('The emulator is not in DPoP mode: start it with the `dpop` option.');
+    return this.routes.dpop.rotateNonce();
+  }
+
   /** Data calls to `path` answer 401 whatever the token (or stop doing so). */
   setAlwaysUnauthorized(path: string, on = true): void {
     if (on) this.routes.unauthorizedPaths.add(path);
@@ -116,7 +143,9 @@ export class TokenServiceEmulator {
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    if (this.options.cors && allowCors(request, response)) return;
+    const { dpop } = this.routes;
+    dpop?.announce(response);
+    if (this.options.cors && allowCors(request, response, { dpop: dpop !== undefined })) return;
     const method = request.method ?? 'GET';
     const url = new URL(request.url ?? '/', 'http://emulator');
     const path = url.pathname;
@@ -125,6 +154,8 @@ export class TokenServiceEmulator {
       method,
       path,
       fullPath: `${path}${url.search}`,
+      url: requestUrl(request, path, this.address),
+      dpop: headerText(request.headers.dpop),
       authorization: request.headers.authorization,
       cookie: request.headers.cookie,
       contentType: request.headers['content-type'],
@@ -143,6 +174,7 @@ export class TokenServiceEmulator {
     };
     if (this.options.log !== false) this.calls.push(call);
     await this.wait(route, method, path);
+    dpop?.announce(response); // again: a test may rotate the nonce during the latency
     // Looked up when answered, not on arrival, so that it agrees with the answer when the token expires meanwhile.
     if (route === 'data') call.user = this.routes.userOf(received);
 
@@ -152,7 +184,8 @@ export class TokenServiceEmulator {
       this.counters.faults += 1;
       return sendFault(fault, response);
     }
-    this.routes[route](received, response);
+    const check = this.routes[route](received, response);
+    if (check) call.dpop = check;
   }
 
   private async wait(route: EmulatorRoute, method: string, path: string): Promise<void> {

@@ -6,9 +6,14 @@ export type TokenFormat = 'opaque' | 'jwt';
 interface Grant {
   username: string;
   expiresAt: number;
+  /** In DPoP mode, the thumbprint of the key the token is bound to. */
+  jkt?: string;
 }
 
-/** The emulator's memory of what it issued: access tokens with their expiry, refresh tokens that work once. */
+/**
+ * The emulator's memory of what it issued: access tokens with their expiry, refresh tokens that work once, and in
+ * DPoP mode the key each is bound to.
+ */
 export class TokenLedger {
   private readonly access = new Map<string, Grant>();
   /** Access tokens that were valid once, so a 401 can tell an expired token from an unknown one. */
@@ -23,24 +28,35 @@ export class TokenLedger {
     private readonly clock: () => number,
   ) {}
 
-  issueAccess(username: string, ttlMs: number): string {
+  /** An access token for `username`, bound to the DPoP key of thumbprint `jkt` when one is given. */
+  issueAccess(username: string, ttlMs: number, jkt?: string): string {
     const expiresAt = this.clock() + ttlMs;
     const token = this.format === 'jwt' ? this.jwt(username, expiresAt) : `acc_${randomBytes(18).toString('hex')}`;
-    this.access.set(token, { username, expiresAt });
+    this.access.set(token, { username, expiresAt, ...(jkt !== undefined && { jkt }) });
     return token;
   }
 
-  issueRefresh(username: string, ttlMs: number): string {
+  /** A refresh token for `username`, bound to the DPoP key of thumbprint `jkt` when one is given. */
+  issueRefresh(username: string, ttlMs: number, jkt?: string): string {
     const token = `ref_${randomBytes(24).toString('hex')}`;
-    this.refresh.set(token, { username, expiresAt: this.clock() + ttlMs });
+    this.refresh.set(token, { username, expiresAt: this.clock() + ttlMs, ...(jkt !== undefined && { jkt }) });
     return token;
   }
 
-  /** The user an access token was issued to while it is valid; `expired` after its life; `unknown` otherwise. */
-  checkAccess(token: string): { user: string } | 'expired' | 'unknown' {
+  /**
+   * The user an access token was issued to while it is valid, with the key it is bound to; `expired` after its life;
+   * `unknown` otherwise.
+   */
+  checkAccess(token: string): { user: string; jkt: string | undefined } | 'expired' | 'unknown' {
     const user = this.valid(this.access, token);
-    if (user !== undefined) return { user };
+    if (user !== undefined) return { user, jkt: this.access.get(token)?.jkt };
     return this.retired.has(token) ? 'expired' : 'unknown';
+  }
+
+  /** The thumbprint of the key a live refresh token is bound to; undefined when it is unbound, dead or unknown. */
+  refreshKey(token: string): string | undefined {
+    const grant = this.refresh.get(token);
+    return grant !== undefined && this.clock() < grant.expiresAt ? grant.jkt : undefined;
   }
 
   /** The user an access token was issued to while it is valid, without retiring an expired one. */

@@ -81,6 +81,17 @@ export interface EmulatorOptions {
    * @default false
    */
   cors?: boolean;
+  /**
+   * DPoP (RFC 9449): the login and the token call need a `DPoP` proof, the tokens they issue are bound to the proof's
+   * key (the token answers say `token_type: "DPoP"`), a refresh token is renewed only with a proof by its key, and
+   * data calls take `Authorization: DPoP <access>` with a proof by the token's key that carries its hash (`ath`).
+   * `{ requireNonce: true }` also asks every proof for the nonce that each answer's `DPoP-Nonce` header gives.
+   * Refusals: a login or token call answers 400 `{ error, detail }` (`use_dpop_nonce`, `invalid_dpop_proof`, or
+   * `invalid_grant` for a refresh token bound to another key); a data call answers 401 with
+   * `WWW-Authenticate: DPoP error="…"`. See `rotateDpopNonce()` and `dpopCounters`.
+   * @default false
+   */
+  dpop?: boolean | EmulatorDpopOptions;
   /** Keep a log of the calls in `calls`. Turn off for long runs. @default true */
   log?: boolean;
   /**
@@ -88,6 +99,39 @@ export interface EmulatorOptions {
    * @default Date.now
    */
   clock?: () => number;
+}
+
+/** The `dpop` option's settings. */
+export interface EmulatorDpopOptions {
+  /**
+   * Every proof must carry the emulator's current nonce, which every answer gives in its `DPoP-Nonce` header; a
+   * proof without it, or with an old one, is answered `use_dpop_nonce`.
+   * @default false
+   */
+  requireNonce?: boolean;
+}
+
+/**
+ * What the DPoP check of a call came to, in DPoP mode: `accepted`; `nonce` (the proof lacks the current nonce);
+ * `invalid` (no proof, a proof that fails a check, or a data call's token sent without the DPoP scheme); `wrong-key`
+ * (a good proof by another key than the one the token is bound to).
+ */
+export type EmulatorDpopOutcome = 'accepted' | 'nonce' | 'invalid' | 'wrong-key';
+
+/** The DPoP check of one call, as the call log keeps it: never a key's private part, never a token. */
+export interface EmulatorDpopCheck {
+  /** What it came to, counted in `dpopCounters` (`wrong-key` as `wrongKey`). */
+  outcome: EmulatorDpopOutcome;
+  /** The RFC 7638 thumbprint of the proof's key, once its signature holds. */
+  jkt: string | undefined;
+  /** Whether the proof carried a `nonce` claim. */
+  nonce: boolean;
+  /** Whether the proof carried an `ath` claim (an access token's hash). */
+  ath: boolean;
+  /** The error the refusal names (`use_dpop_nonce`, `invalid_dpop_proof`, `invalid_token`, `invalid_grant`). */
+  error?: string;
+  /** Why it was refused, as the answer says. */
+  detail?: string;
 }
 
 /** One call the emulator received, with the credential it carried, so tests can check where secrets went. */
@@ -113,6 +157,11 @@ export interface EmulatorCall {
   requestId: string | undefined;
   /** When it arrived, by the emulator's `clock`. */
   at: number;
+  /**
+   * In DPoP mode, what the check of its proof came to, on the login, the token call and data calls; none for an
+   * injected fault, which answers before any check.
+   */
+  dpop?: EmulatorDpopCheck;
 }
 
 /** What the emulator has served since it started. */
@@ -121,7 +170,10 @@ export interface EmulatorCounters {
   logins: number;
   /** Successful token calls: the access tokens generated with a refresh token. */
   refreshes: number;
-  /** Login and token calls answered 4xx (wrong credentials, dead refresh token). */
+  /**
+   * Login and token calls answered 4xx (wrong credentials, dead refresh token, a refresh token bound to another DPoP
+   * key); a DPoP proof refused for its nonce or as invalid counts in `dpopCounters` alone.
+   */
   rejected: number;
   /** Data calls answered 401. */
   unauthorized: number;
@@ -135,4 +187,19 @@ export interface EmulatorCounters {
   faults: number;
   /** Logout calls answered, whether or not the refresh token they carried was still alive. */
   logouts: number;
+}
+
+/**
+ * What the DPoP checks came to (`dpopCounters`), in DPoP mode: each login, token and data call that reaches its route
+ * (not an injected fault) counts once, in the counter of its {@link EmulatorDpopOutcome}.
+ */
+export interface EmulatorDpopCounters {
+  /** Proofs that passed every check, by the key of the token they came with (a data call's token may still be dead). */
+  accepted: number;
+  /** Proofs refused for want of the current nonce: answered `use_dpop_nonce`. */
+  nonce: number;
+  /** Calls without a proof, with a proof that fails a check, or (data calls) a token without the DPoP scheme. */
+  invalid: number;
+  /** Good proofs by another key than the one the refresh or access token is bound to. */
+  wrongKey: number;
 }
