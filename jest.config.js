@@ -21,6 +21,7 @@ module.exports = {
     '^axios-token-keeper/browser-store$': '<rootDir>/lib/stores/browser.ts',
     '^axios-token-keeper/presets$': '<rootDir>/lib/presets.ts',
     '^axios-token-keeper/otel$': '<rootDir>/lib/otel.ts',
+    '^axios-token-keeper/dpop$': '<rootDir>/lib/dpop/index.ts',
     ...(axiosPackage ? { '^axios$': join(axiosPackage, 'dist', 'node', 'axios.cjs') } : {}),
   },
   testTimeout: 20000,

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import axios, { AxiosError, AxiosHeaders } from 'axios';
 import { TokenAuthError } from '../lib/index.js';
 import { E2E_PASSWORD, E2E_USER } from './helpers/emulator.js';
@@ -139,6 +140,18 @@ describe('findLeaks passes', () => {
 
   it('finds no token shape in [REDACTED]', () => {
     expect(tokenShapedIn('[REDACTED] Bearer [REDACTED] Basic [REDACTED]')).toEqual([]);
+  });
+
+  it('finds the private member of a DPoP key in every spelling a log gives it, and not the public members', async () => {
+    const { privateKey } = await globalThis.crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+      'sign',
+      'verify',
+    ]);
+    const jwk = await globalThis.crypto.subtle.exportKey('jwk', privateKey);
+    const spellings = [JSON.stringify(jwk), JSON.stringify({ error: JSON.stringify(jwk) }), inspect(jwk)];
+    for (const text of spellings) expect(tokenShapedIn(text)).toEqual([{ name: 'private JWK member d', value: jwk.d }]);
+    const publicJwk = { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y };
+    expect(tokenShapedIn(`${JSON.stringify(publicJwk)} ${inspect(publicJwk)}`)).toEqual([]);
   });
 });
 

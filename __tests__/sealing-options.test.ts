@@ -3,7 +3,7 @@
 // WebCrypto found where Node 18 keeps it. The rest of sealing: sealing-pairs, -rotation, -kms and -keys-hidden.
 import type { StoreEncryption } from '../lib/stores/file.js';
 import { checkEncryption } from '../lib/stores/sealing-options.js';
-import { webCrypto } from '../lib/stores/web-crypto.js';
+import { webCrypto } from '../lib/support/web-crypto.js';
 import { expectNoLeaks } from './helpers/scan-secrets.js';
 import { KEY_1, KEY_2, KEY_SECRETS, PAIR, sealingFolderForFile } from './helpers/sealing.js';
 

@@ -10,7 +10,7 @@ import { Bench } from 'tinybench';
 import { isPair, parseRecord, recordToJson } from '../lib/stores/record.js';
 import { PairSealer, SealedRecords } from '../lib/stores/sealing.js';
 import { checkEncryption } from '../lib/stores/sealing-options.js';
-import { webCrypto } from '../lib/stores/web-crypto.js';
+import { webCrypto } from '../lib/support/web-crypto.js';
 import type { TokenPair } from '../lib/index.js';
 
 /** A pair of the size a real service gives: a JWT access token of about 800 characters, an opaque refresh token. */

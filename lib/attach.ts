@@ -32,7 +32,10 @@ type Attachable = AxiosInstance & { [ATTACHED]?: true };
 export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptions): TokenAuth {
   const target = attachable(instance);
   const resolved = resolveOptions(instance, options);
-  const linked = LinkedStore.of(resolved.store, { namesAccounts: resolved.accountOf !== undefined });
+  const linked = LinkedStore.of(resolved.store, {
+    namesAccounts: resolved.accountOf !== undefined,
+    dpop: resolved.dpop !== undefined,
+  });
   const reports = new Reports();
   // `instance.defaults` itself may be replaced after attach (hey-api's setConfig does): read it as each request goes.
   const origins = new OriginPolicy(

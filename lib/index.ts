@@ -31,6 +31,7 @@ export type {
   TokenStoreLockRequest,
 } from './contract/store.js';
 export type { TokenAuthOptions } from './contract/options.js';
+export type { DpopAlgorithm, DpopKey, DpopOptions, DpopPublicJwk } from './contract/dpop.js';
 export type {
   Credentials,
   CredentialsSource,

@@ -212,8 +212,15 @@ function isJwtHeader(segment: string): boolean {
 }
 
 /** Token-shaped strings in a text: the test services' formats, JWTs, and Basic values of user:password. */
+/**
+ * The private member of a DPoP key's JWK (`d`: 43 base64url characters for P-256 and Ed25519), as JSON, JSON-escaped
+ * JSON or `util.inspect` print it.
+ */
+const PRIVATE_JWK_MEMBER = /(?:\\?"d\\?"\s*:\s*\\?"|\bd: ')([A-Za-z0-9_-]{43})(?=\\?"|')/g;
+
 export function tokenShapedIn(text: string): Secret[] {
   const found: Secret[] = [];
+  for (const match of text.matchAll(PRIVATE_JWK_MEMBER)) found.push({ name: 'private JWK member d', value: match[1]! });
   for (const match of text.matchAll(FAKE_TOKEN)) found.push({ name: 'token (acc-/ref-<n>-<nonce>)', value: match[0] });
   for (const match of text.matchAll(EMULATOR_TOKEN)) found.push({ name: 'token (acc_/ref_<hex>)', value: match[0] });
   for (const match of text.matchAll(BASIC_VALUE)) {

@@ -6,6 +6,7 @@ import { expectTypeOf } from 'expect-type';
 import { attachTokenAuth, MemoryTokenStore } from 'axios-token-keeper';
 import type {
   Credentials,
+  DpopKey,
   ParsedTokens,
   TokenAuth,
   TokenAuthAccount,
@@ -88,8 +89,8 @@ expectTypeOf<TokenAuthStats>().toEqualTypeOf<{
   budget: { login: number; refresh: number } | undefined;
 }>();
 
-// The pair is plain data, so a store may serialise it.
-expectTypeOf<TokenPair>().toEqualTypeOf<{ access: string; refresh?: string; expiresAt?: number }>();
+// The pair is plain data, so a store may serialise it, but for the DPoP key, which a store keeps as it says it can.
+expectTypeOf<TokenPair>().toEqualTypeOf<{ access: string; refresh?: string; expiresAt?: number; dpopKey?: DpopKey }>();
 
 export async function useHandle(): Promise<void> {
   const auth = attachTokenAuth(api, { credentials, store: new MemoryTokenStore() });

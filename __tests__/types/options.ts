@@ -33,6 +33,7 @@ expectTypeOf<keyof TokenAuthOptions>().toEqualTypeOf<
   | 'refreshRequest'
   | 'parseTokens'
   | 'applyToken'
+  | 'dpop'
   | 'isTokenRejected'
   | 'accessTokenLifetimeMs'
   | 'expiryMarginMs'

@@ -17,7 +17,7 @@ import type { SharedRecord } from './store/shared-record.js';
 /** The parts of the account the members act through. */
 export interface MemberParts {
   readonly name: string | undefined;
-  readonly options: Pick<ResolvedOptions, 'clock'>;
+  readonly options: Pick<ResolvedOptions, 'clock' | 'dpop'>;
   readonly client: TokenClient;
   readonly pairs: Pairs;
   readonly guards: Guards;
@@ -51,16 +51,25 @@ export class AccountMembers implements Omit<TokenAuthAccount, 'accessToken'> {
   async setTokens(tokens: ParsedTokens | TokenPair): Promise<void> {
     if (typeof tokens?.access !== 'string' || tokens.access === '')
       throw new TypeError('auth.setTokens: pass { access, refresh?, expiresIn? } with a non-empty `access` token.');
+    const { dpopKey } = tokens as TokenPair;
+    if (this.parts.options.dpop && !dpopKey?.privateKey)
+      throw new TypeError(
+        'auth.setTokens: with `dpop`, pass the key the tokens are bound to as `dpopKey` (made by `createDpopKey` of `axios-token-keeper/dpop`, the key whose proofs obtained them).',
+      );
+    if (!this.parts.options.dpop && dpopKey)
+      throw new TypeError('auth.setTokens: a `dpopKey` was given, but `dpop` is off: attach with `dpop: true`.');
     const { renewals, link, record, pairs } = this.parts;
     const { work } = renewals;
     await renewals.idle();
     const turn = await link.turn();
     try {
       const { expiresAt } = tokens as TokenPair;
-      const pair =
-        expiresAt === undefined
+      const pair: TokenPair = {
+        ...(expiresAt === undefined
           ? work.pairFrom(tokens, undefined)
-          : { ...work.pairFrom({ access: tokens.access }, tokens.refresh), expiresAt };
+          : { ...work.pairFrom({ access: tokens.access }, tokens.refresh), expiresAt }),
+        ...(dpopKey && { dpopKey }),
+      };
       await record.within(turn, () => work.adopt(pair, turn, pairs.epoch));
     } finally {
       await turn.end();

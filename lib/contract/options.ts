@@ -1,5 +1,6 @@
 import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
 import type { TokenPair, TokenStore } from './store.js';
+import type { DpopOptions } from './dpop.js';
 import type {
   Credentials,
   CredentialsSource,
@@ -120,6 +121,16 @@ export interface TokenAuthOptions {
    * }
    */
   applyToken?: (config: InternalAxiosRequestConfig, access: string) => void;
+  /**
+   * Sender-constrained tokens (DPoP, RFC 9449): each login makes a key (`algorithm`, ES256 by default), every login and
+   * token call carries a proof signed by it, and the service binds the tokens it answers to the key; requests carry
+   * `Authorization: DPoP <access>` and a proof with the token's hash. A `use_dpop_nonce` answer is tried once more with
+   * the server's nonce. The key lives beside the pair; a shared `store` must keep it (`dpopKeys`): file and Redis stores
+   * with `encryption`, the memory and browser stores. Its code loads at the first call, so an app without it ships none.
+   * Not with `applyToken`. See docs/dpop.md.
+   * @default false
+   */
+  dpop?: boolean | DpopOptions;
   /**
    * Whether an error of a request that carried the token means the token was refused, so that a renewal and a
    * replay may cure it. Use it for a service that answers 403 to an expired token.

@@ -1,6 +1,7 @@
 // The public contract of a store: what the plugin asks of the place the tokens live, of its lock, and the account's
 // record a shared store keeps beside the pair.
-/** The pair a store keeps. Plain data, so a store may serialise it. */
+import type { DpopKey } from './dpop.js';
+/** The pair a store keeps. Plain data, so a store may serialise it, but for a DPoP key (`dpopKey`). */
 export interface TokenPair {
   /** The access token, sent on requests to `origins`. */
   access: string;
@@ -8,6 +9,11 @@ export interface TokenPair {
   refresh?: string;
   /** When the access token expires, in epoch milliseconds, when known. */
   expiresAt?: number;
+  /**
+   * With `dpop`, the key the pair is bound to: every request with its access token and every token call with its
+   * refresh token carries a proof signed by it. A store keeps it beside the pair (see {@link TokenStore.dpopKeys}).
+   */
+  dpopKey?: DpopKey;
 }
 
 /** Held while renewing; released when the renewal ends, whatever its outcome. */
@@ -105,6 +111,13 @@ export interface TokenStore {
    * request for another fails with `ACCOUNT_INVALID`.
    */
   forAccount?(name: string): TokenStore;
+  /**
+   * Whether the store keeps a pair's DPoP key (`dpopKey`), which `dpop` needs of a store shared by several holders:
+   * `'as-is'`, the `CryptoKey` itself (memory, IndexedDB), or `'sealed'`, the private key exported into the record
+   * that `encryption` seals (file, Redis), which asks the plugin for an extractable key. A store without it keeps no
+   * key, and `dpop` refuses it.
+   */
+  readonly dpopKeys?: 'as-is' | 'sealed' | undefined;
 }
 
 /** The two calls that generate a token: the login, and the token call with the refresh token. */

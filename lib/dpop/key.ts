@@ -2,23 +2,10 @@
 // and is not extractable unless a store must carry it sealed, whose public half is the JWK every proof carries, and
 // that JWK's thumbprint (RFC 7638), which a bound token's `cnf.jkt` names.
 import { base64UrlFromBytes } from '../support/base64.js';
-import { webCrypto } from '../stores/web-crypto.js';
+import { webCrypto } from '../support/web-crypto.js';
+import type { DpopAlgorithm, DpopKey, DpopPublicJwk } from '../contract/dpop.js';
 
-/** The signing algorithm of a DPoP key: ES256 (ECDSA on P-256, everywhere), or EdDSA (Ed25519, where the runtime has it). */
-export type DpopAlgorithm = 'ES256' | 'EdDSA';
-
-/** The public half of a DPoP key, as a proof's `jwk` header carries it: its required members, nothing private. */
-export type DpopPublicJwk =
-  | { readonly kty: 'EC'; readonly crv: 'P-256'; readonly x: string; readonly y: string }
-  | { readonly kty: 'OKP'; readonly crv: 'Ed25519'; readonly x: string };
-
-/** A DPoP key: the private `CryptoKey` that signs, the public JWK and its RFC 7638 thumbprint. */
-export interface DpopKey {
-  readonly algorithm: DpopAlgorithm;
-  readonly privateKey: CryptoKey;
-  readonly publicJwk: DpopPublicJwk;
-  readonly thumbprint: string;
-}
+export type { DpopAlgorithm, DpopKey, DpopPublicJwk };
 
 /** WebCrypto's name of each algorithm's key, and of its signature. */
 export const WEB_CRYPTO: Record<DpopAlgorithm, { key: EcKeyGenParams | Algorithm; sign: EcdsaParams | Algorithm }> = {

@@ -2,7 +2,7 @@
 // key for one request: its method (`htm`), its URL without query and fragment (`htu`), the time (`iat`), a fresh
 // `jti`, the server's latest `nonce` for the URL's origin, and, beside an access token, the token's hash (`ath`).
 import { base64UrlFromBytes } from '../support/base64.js';
-import { webCrypto } from '../stores/web-crypto.js';
+import { webCrypto } from '../support/web-crypto.js';
 import { sha256Base64Url, WEB_CRYPTO } from './key.js';
 import type { DpopKey } from './key.js';
 
@@ -39,6 +39,11 @@ export class DpopProofs {
       ...(target.accessToken !== undefined && { ath: await this.athOf(target.accessToken) }),
     };
     return sign(key, `${segment(header)}.${segment(payload)}`);
+  }
+
+  /** The latest nonce of `url`'s origin, which the next proof for it carries. */
+  nonceFor(url: string): string | undefined {
+    return this.nonces.get(new URL(url).origin);
   }
 
   /**

@@ -19,6 +19,7 @@ const OPTION_NAMES = {
   refreshRequest: true,
   parseTokens: true,
   applyToken: true,
+  dpop: true,
   isTokenRejected: true,
   accessTokenLifetimeMs: true,
   expiryMarginMs: true,
@@ -147,6 +148,24 @@ export function checkKinds(options: TokenAuthOptions): void {
   for (const name of ['allowInsecureHttp', 'refreshTokenInCookie'] as const)
     if (options[name] !== undefined && typeof options[name] !== 'boolean')
       fail(`\`${name}\` must be true or false, got ${kindOf(options[name])}.`);
+  checkDpop(options);
+}
+
+/** `dpop`: true, false, or `{ algorithm }` of ES256 or EdDSA; not beside `applyToken`, which would put the token on. */
+function checkDpop({ dpop, applyToken }: TokenAuthOptions): void {
+  if (dpop === undefined || dpop === false) return;
+  if (dpop !== true) {
+    if (typeof dpop !== 'object' || dpop === null || Array.isArray(dpop))
+      fail(`\`dpop\` must be true, false or { algorithm: 'ES256' | 'EdDSA' }, got ${kindOf(dpop)}.`);
+    for (const key of Object.keys(dpop))
+      if (key !== 'algorithm') fail(`\`dpop\` takes { algorithm } alone, got \`${key}\`.`);
+    if (dpop.algorithm !== undefined && dpop.algorithm !== 'ES256' && dpop.algorithm !== 'EdDSA')
+      fail(`\`dpop.algorithm\` must be 'ES256' or 'EdDSA', got ${kindOf(dpop.algorithm)}.`);
+  }
+  if (applyToken !== undefined)
+    fail(
+      '`dpop` puts the token on each request itself (`Authorization: DPoP <access>` with its proof): leave out `applyToken`.',
+    );
 }
 
 /** The user's options over DEFAULTS: every option that has a default has a value. */

@@ -3,6 +3,7 @@ import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
 import { parseTokenBody } from '../token-calls/parse.js';
 import type { TokenStore } from '../contract/store.js';
 import type { TokenAuthOptions } from '../contract/options.js';
+import type { DpopLink } from '../dpop/link.js';
 import type { CredentialsSource, TokenBudgetLimits, TokenCallRequest } from '../contract/calls.js';
 
 /**
@@ -79,8 +80,11 @@ export type ResolvedOptions = Required<
     | 'loginRequest'
     | 'logoutRequest'
     | 'accountOf'
+    | 'dpop'
   >
 > & {
+  /** `dpop`, when it is on: its algorithm, and its code, loaded at the first call. */
+  dpop: DpopLink | undefined;
   accountOf?: TokenAuthOptions['accountOf'];
   credentials?: CredentialsSource;
   loginRequest?: TokenAuthOptions['loginRequest'];

@@ -3,6 +3,7 @@ import type { AxiosInstance } from 'axios';
 import { originOf } from '../support/url.js';
 import type { TokenAuthOptions } from '../contract/options.js';
 import { checkedAuthBaseURL, checkKinds, checkValues, resolveBudget } from './checks.js';
+import { DpopLink } from '../dpop/link.js';
 import { DEFAULTS } from './defaults.js';
 import type { ResolvedOptions } from './defaults.js';
 
@@ -24,6 +25,9 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
       (merged.refreshTokenInCookie
         ? (refreshToken) => (refreshToken === '' ? {} : DEFAULTS.refreshRequest(refreshToken))
         : DEFAULTS.refreshRequest),
+    dpop: merged.dpop
+      ? new DpopLink(merged.dpop === true ? 'ES256' : (merged.dpop.algorithm ?? 'ES256'), merged.clock)
+      : undefined,
     authBaseURL,
     authBaseURLFromBaseURL: merged.authBaseURL === undefined,
     // Without `origins`, the instance's baseURL is read as each request goes: only authBaseURL's is fixed.

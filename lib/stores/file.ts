@@ -153,6 +153,11 @@ export class FileTokenStore implements TokenStore {
    * `STORE_FAILED` for one that fails authentication (or is in clear without `acceptClear`), which the plugin reads as
    * no pair.
    */
+  /** With `encryption` (not `writeClear`), a pair's DPoP key goes into the sealed record; without it, none is kept. */
+  get dpopKeys(): 'sealed' | undefined {
+    return this.#records.keepsDpopKeys ? 'sealed' : undefined;
+  }
+
   async get(): Promise<TokenPair | null> {
     const record = await readRecord(this.path);
     return record ? this.#records.open(record) : null;

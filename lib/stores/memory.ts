@@ -11,6 +11,8 @@ import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLo
  * attachTokenAuth(stockApi, { credentials, store }); // one login, one renewal per expiry, for both
  */
 export class MemoryTokenStore implements TokenStore {
+  /** It keeps a pair's DPoP key as it is: the `CryptoKey` never leaves the process. */
+  readonly dpopKeys = 'as-is' as const;
   private pair: TokenPair | null = null;
   private account: AccountRecord | null = null;
   /** Grants its turns in the order asked for; a release called twice frees nobody (async-mutex's releaser). */

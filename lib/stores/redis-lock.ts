@@ -10,7 +10,7 @@ import type { RedisCommands } from './redis-commands.js';
 import type { ChannelListening } from './redis-channels.js';
 import type { ResolvedRedisOptions } from './redis-options.js';
 import { EXTEND, LOCK, RELEASE } from './redis-scripts.js';
-import { webCrypto } from './web-crypto.js';
+import { webCrypto } from '../support/web-crypto.js';
 
 /** How far apart the processes that heard one release try the lock: far more than a read of the pair takes. */
 const RELEASE_SPREAD_MS = 50;

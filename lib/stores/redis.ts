@@ -181,6 +181,11 @@ export class RedisTokenStore implements TokenStore {
    * `STORE_FAILED` for one that fails authentication (or is in clear without `acceptClear`), which the plugin reads as
    * no pair.
    */
+  /** With `encryption` (not `writeClear`), a pair's DPoP key goes into the sealed record; without it, none is kept. */
+  get dpopKeys(): 'sealed' | undefined {
+    return this.#records.keepsDpopKeys ? 'sealed' : undefined;
+  }
+
   async get(): Promise<TokenPair | null> {
     const text = await this.client.get(this.keys.pair);
     return text === null ? null : this.#records.open(parseRecord(text, this.where()));

@@ -19,6 +19,8 @@ export const FORMAT = 'v1';
  * one that loads it at its first seal or open.
  */
 export interface Sealer {
+  /** It seals what it keeps (not `writeClear`): a pair's DPoP key may go into the record. */
+  readonly sealsPairs: boolean;
   /** What a store keeps of `pair` at `context`: its tokens sealed, its expiry beside them. */
   seal(pair: Partial<TokenPair>, context: string): Promise<StoredPair<Partial<TokenPair>>>;
   /** The pair a store keeps at `context` (`where`, as a message names it), opened and checked by `check`. */
@@ -60,6 +62,11 @@ export class SealedRecords<Pair extends Partial<TokenPair>> {
     return this.#sealer;
   }
 
+  /** A pair's DPoP key goes into these records, sealed: there is a sealer, and it seals. */
+  get keepsDpopKeys(): boolean {
+    return this.#sealer?.sealsPairs === true;
+  }
+
   /** The records of another place (a named account's), with the same sealing. */
   at(context: string, where: string): SealedRecords<Pair> {
     return new SealedRecords<Pair>(this.#sealer, context, where, this.check);
@@ -67,8 +74,12 @@ export class SealedRecords<Pair extends Partial<TokenPair>> {
 
   /** The record of a write, as text: the pair sealed (or in clear without `encryption`). */
   async toJson(fence: number, pair: Pair | null): Promise<string> {
+    if (pair?.dpopKey && !this.keepsDpopKeys)
+      throw new Error(
+        `${this.where} would keep a DPoP key in clear: give the store \`encryption\` (without \`writeClear\`).`,
+      );
     if (!this.#sealer || pair === null) return recordToJson(fence, pair);
-    const stored = await this.#sealer.seal(pair, this.context);
+    const stored = await this.#sealer.seal(await withStoredKey(pair), this.context);
     // What this holder wrote, it can read back without decrypting.
     if (isSealed(stored)) this.#last = { fence, sealed: stored.sealed, pair: Promise.resolve({ ...pair }) };
     return recordToJson(fence, stored);
@@ -88,7 +99,7 @@ export class SealedRecords<Pair extends Partial<TokenPair>> {
     if (!isSealed(pair)) return this.#sealer.open(pair, this.context, this.where, this.check);
     const last = this.#last;
     if (last?.fence === fence && last.sealed === pair.sealed) return { ...(await last.pair) };
-    const opening = this.#sealer.open(pair, this.context, this.where, this.check);
+    const opening = this.#sealer.open(pair, this.context, this.where, this.check).then(withKey);
     const entry = { fence, sealed: pair.sealed, pair: opening };
     this.#last = entry;
     // A record that does not open is not kept: the next read says why again.
@@ -97,6 +108,22 @@ export class SealedRecords<Pair extends Partial<TokenPair>> {
     });
     return { ...(await opening) };
   }
+}
+
+/** `pair` as a sealed record carries it: its DPoP key, if any, as the private JWK (see dpop/stored-key.ts). */
+async function withStoredKey<Pair extends Partial<TokenPair>>(pair: Pair): Promise<Partial<TokenPair>> {
+  if (!pair.dpopKey) return pair;
+  const { exportDpopKey } = await import('../dpop/stored-key.js');
+  return { ...pair, dpopKey: await exportDpopKey(pair.dpopKey) };
+}
+
+/** A pair opened from a sealed record, its DPoP key a key again; one whose key does not import has none. */
+async function withKey<Pair extends Partial<TokenPair>>(pair: Pair): Promise<Pair> {
+  if (pair.dpopKey === undefined) return pair;
+  const { importDpopKey, isStoredDpopKey } = await import('../dpop/stored-key.js');
+  const { dpopKey: stored, ...rest } = pair;
+  if (!isStoredDpopKey(stored)) return rest as Pair;
+  return { ...rest, dpopKey: await importDpopKey(stored) } as Pair;
 }
 
 /** The key id a sealed text of ours names, if it names one. */

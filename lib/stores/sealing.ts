@@ -17,7 +17,7 @@ import type { CheckedEncryption, KeyMaterial, SealingFunctions } from './sealing
 /** The records of a place (sealed-records.ts), importable from here still, where they were first. */
 export { SealedRecords } from './sealed-records.js';
 
-/** Where a store gets WebCrypto: `globalThis.crypto` in the browser, web-crypto.ts on Node. */
+/** Where a store gets WebCrypto: `globalThis.crypto` in the browser, support/web-crypto.ts on Node. */
 type CryptoSource = () => Crypto | Promise<Crypto>;
 
 /** 96 bits, fresh for every seal: what AES-GCM is made for. */
@@ -156,6 +156,11 @@ export class PairSealer implements Sealer {
     this.#cipher = encryption.keys ? new KeyRing(encryption.keys, crypto) : new UserSealing(encryption.functions);
     this.#acceptClear = encryption.acceptClear;
     this.#writeClear = encryption.writeClear;
+  }
+
+  /** It seals what it keeps: not with `writeClear`. */
+  get sealsPairs(): boolean {
+    return !this.#writeClear;
   }
 
   /** What a store keeps of `pair` at `context`: its tokens sealed, its expiry beside them; in clear with `writeClear`. */

@@ -1,10 +1,13 @@
-import axios, { AxiosError, getAdapter } from 'axios';
-import type { AxiosAdapter, AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
+import axios, { getAdapter } from 'axios';
+import type { AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } from 'axios';
 import { base64FromUtf8 } from '../support/base64.js';
-import { settle } from '../support/deadline.js';
 import type { TokenOperation, TokenPair } from '../contract/store.js';
 import type { TokenAuthOptions } from '../contract/options.js';
-import { describeShape } from './parse.js';
+import { describeShape, tokenTypeOf } from './parse.js';
+import { DPOP_TARGET } from '../dpop/link.js';
+import type { DpopLink } from '../dpop/link.js';
+import { bounded, withProofs } from './adapter.js';
+import type { DpopKey } from '../contract/dpop.js';
 import { Mask } from '../support/redact.js';
 import { TokenAuthError } from '../contract/errors.js';
 import { callFailure, MAX_ANSWER_BYTES } from './failure.js';
@@ -39,11 +42,15 @@ export interface CallGate {
   pass(operation: TokenOperation): void;
 }
 
-/** Whose call it is: the account (undefined: the default one), what its attempts pass, and what it came to. */
+/**
+ * Whose call it is: the account (undefined: the default one), what its attempts pass, and what it came to; with
+ * `dpop`, the key its proofs are signed with.
+ */
 export interface CallContext {
   account: string | undefined;
   gate: CallGate | undefined;
   outcome: CallOutcome;
+  dpopKey?: DpopKey | undefined;
 }
 
 /** What the token calls are made with: the options they read, as attach resolved them. */
@@ -61,6 +68,8 @@ export interface TokenCallOptions {
   tokenTimeoutMs: number;
   tokenRetries: number;
   tokenRetryDelayMs: number;
+  /** `dpop`, when it is on: each login and token call carries a proof by the key of its context. */
+  dpop: DpopLink | undefined;
 }
 
 /**
@@ -79,7 +88,7 @@ export class TokenClient {
       // A token answer is a few hundred bytes; a huge one is a fault, not something to hold in memory.
       maxContentLength: MAX_ANSWER_BYTES,
       headers: { Accept: 'application/json' },
-      adapter: bounded(getAdapter(axios.defaults.adapter), options.tokenTimeoutMs),
+      adapter: bounded(withProofs(getAdapter(axios.defaults.adapter), options.dpop), options.tokenTimeoutMs),
     });
     // axios.create() copies axios.defaults, and an application may have put its own Authorization there.
     for (const headers of Object.values(this.http.defaults.headers) as Array<Record<string, unknown>>) {
@@ -193,7 +202,7 @@ export class TokenClient {
     operation: Operation,
     config: AxiosRequestConfig,
     sent: string[],
-    { gate, outcome }: Omit<CallContext, 'account'>,
+    { gate, outcome, dpopKey }: Omit<CallContext, 'account'>,
   ): Promise<{ body: unknown; status: number }> {
     /** What the gate threw: the call fails with it as it is. */
     let refused: { error: unknown } | undefined;
@@ -203,6 +212,7 @@ export class TokenClient {
         method: 'POST',
         // The logout goes once: the tokens are dropped already, and a user waits for the sign-out.
         ...(operation === 'logout' && { 'axios-retry': { retries: 0 } }),
+        ...(dpopKey && { [DPOP_TARGET]: { key: dpopKey } }),
         // A call the gate refuses throws here, before it leaves, and is no attempt; nor is any retry after it.
         [ATTEMPT]: () => {
           try {
@@ -245,6 +255,14 @@ export class TokenClient {
       // A parser may quote the answer it could not read, and the answer may hold tokens.
       cause = error instanceof Error ? new Mask([...sent, ...stringsIn(body)]).copy(error) : undefined;
     }
+    const tokenType = this.options.dpop && tokenTypeOf(body);
+    if (tokenType && !/^dpop$/i.test(tokenType))
+      throw new TokenAuthError(
+        'TOKEN_RESPONSE_INVALID',
+        `The token service answered ${where} with a token of type ${tokenType.slice(0, 20)}, not DPoP: it did not bind the token to the key of \`dpop\` (a service without DPoP, or one that does not offer it to this client). ` +
+          'Turn DPoP on for this client at the service, or leave out `dpop`.',
+        { status },
+      );
     if (typeof parsed?.access !== 'string' || parsed.access === '') {
       throw new TokenAuthError(
         'TOKEN_RESPONSE_INVALID',
@@ -255,25 +273,4 @@ export class TokenClient {
     }
     return parsed;
   }
-}
-
-/**
- * `adapter`, each call of it bounded by a clock of the plugin's own: axios' `timeout` is not enough, since before 1.16
- * its Node adapter times a call without redirects from the socket on, so a connection that never completes (a host
- * that drops packets) waits for the system, minutes, not `tokenTimeoutMs`. The call ends as axios would end it.
- */
-function bounded(adapter: AxiosAdapter, timeoutMs: number): AxiosAdapter {
-  return async (config) => {
-    const abort = new AbortController();
-    // On the config itself, which the error of a failed attempt carries to the retry: taken off after the attempt.
-    config.signal = abort.signal;
-    try {
-      const answer = await settle(adapter(config), { ms: timeoutMs });
-      if (typeof answer !== 'symbol') return answer;
-      abort.abort();
-      throw new AxiosError(`timeout of ${timeoutMs}ms exceeded`, AxiosError.ECONNABORTED, config);
-    } finally {
-      delete config.signal;
-    }
-  };
 }

@@ -38,6 +38,13 @@ export function parseTokenBody(body: unknown): ParsedTokens | undefined {
   return undefined;
 }
 
+/** The `token_type` an answer states (at the top level or under `data`), if it states one. */
+export function tokenTypeOf(body: unknown): string | undefined {
+  if (!isRecord(body)) return undefined;
+  const record = isRecord(body.data) ? body.data : body;
+  return firstString(record, ['token_type', 'tokenType']) ?? firstString(body, ['token_type', 'tokenType']);
+}
+
 /** Names the shape of an answer (its keys, one level into objects) without any of its values. */
 export function describeShape(body: unknown): string {
   if (typeof body === 'string') return `a text of ${body.length} characters, not a JSON object`;

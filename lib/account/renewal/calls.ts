@@ -4,6 +4,7 @@ import { TokenAuthError } from '../../contract/errors.js';
 import type { Credentials, ParsedTokens } from '../../contract/calls.js';
 import type { RenewalReason, TokenCallReport } from '../../contract/handle.js';
 import type { TokenPair } from '../../contract/store.js';
+import type { DpopKey } from '../../contract/dpop.js';
 import { credentialsFor } from '../../token-calls/credentials.js';
 import { pairFromAnswer } from '../../token-calls/parse.js';
 import type { CallGate, CallOutcome } from '../../token-calls/client.js';
@@ -79,26 +80,34 @@ export class RenewalCalls {
       throw reports.failure('login', error, this.report(reason, outcome, asked, scope));
     }
     const started = options.clock();
+    // With `dpop`, a new key for each login: the pair it brings is bound to it.
+    const dpopKey = await options.dpop?.newKey(this.parts.link.exportsDpopKeys);
     const parsed = await this.call(call, { reason, outcome, started, scope }, () =>
-      client.login(credentials, { account: name, gate: this.gate(call, scope), outcome }),
+      client.login(credentials, { account: name, gate: this.gate(call, scope), outcome, dpopKey }),
     );
     // A login that succeeded counts, even if a logout since drops what it brought.
     reports.login(this.report(reason, outcome, started, scope));
-    return this.keep(this.pairFrom(parsed, undefined), scope.turn, scope.epoch);
+    return this.keep(withKey(this.pairFrom(parsed, undefined), dpopKey), scope.turn, scope.epoch);
   }
 
-  async refresh(refreshToken: string | undefined, scope: TurnScope): Promise<PairInUse> {
+  /**
+   * A token call with the refresh token of `from`. With `dpop`, a pair without its key logs in instead: a refresh token
+   * bound to a key goes only with that key's proof.
+   */
+  async refresh(from: Pick<TokenPair, 'refresh' | 'dpopKey'> | undefined, scope: TurnScope): Promise<PairInUse> {
     const { options, client, reports, name } = this.parts;
+    const { refresh: refreshToken, dpopKey } = from ?? {};
+    if (options.dpop && !dpopKey) return this.logIn(scope.reason, scope);
     const call: GuardedCall = { operation: 'refresh', mode: scope.mode, typed: false, refreshToken };
     const outcome: CallOutcome = { attempts: 0, status: undefined };
     const started = options.clock();
     const { reason } = scope;
     const parsed = await this.call(call, { reason, outcome, started, scope }, () =>
-      client.refresh(refreshToken, { account: name, gate: this.gate(call, scope), outcome }),
+      client.refresh(refreshToken, { account: name, gate: this.gate(call, scope), outcome, dpopKey }),
     );
     const rotated = parsed.refresh !== undefined && parsed.refresh !== refreshToken && refreshToken !== undefined;
     reports.refresh(this.report(reason, outcome, started, scope), rotated);
-    return this.keep(this.pairFrom(parsed, refreshToken), scope.turn, scope.epoch);
+    return this.keep(withKey(this.pairFrom(parsed, refreshToken), dpopKey), scope.turn, scope.epoch);
   }
 
   /** Makes `call` with `send`, and tells the guards how it ended; a failure is reported, and thrown. */
@@ -162,4 +171,9 @@ export class RenewalCalls {
     const { clock, accessTokenLifetimeMs: lifetimeMs, marginFor } = this.parts.options;
     return pairFromAnswer(parsed, previousRefresh, { now: clock(), lifetimeMs, marginFor });
   }
+}
+
+/** `pair`, bound to `dpopKey` when there is one. */
+function withKey(pair: TokenPair, dpopKey: DpopKey | undefined): TokenPair {
+  return dpopKey ? { ...pair, dpopKey } : pair;
 }

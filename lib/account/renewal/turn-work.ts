@@ -130,7 +130,7 @@ export class TurnWork {
   /** Refreshes with `basis`; a refused refresh token: the pair another holder stored meanwhile, else a login. */
   private async refreshOrLogIn(basis: TokenPair | undefined, scope: TurnScope): Promise<PairInUse> {
     try {
-      return await this.calls.refresh(basis?.refresh, scope);
+      return await this.calls.refresh(basis, scope);
     } catch (error) {
       if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
       // Rotated refresh tokens work once: another holder may have spent this one and stored its successor, which
@@ -159,7 +159,7 @@ export class TurnWork {
     const refresh = own?.alone ? own.pair.refresh : undefined;
     if (refresh !== undefined && !this.refused(refresh)) {
       try {
-        return await this.calls.refresh(refresh, scope);
+        return await this.calls.refresh(own!.pair, scope);
       } catch (error) {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
       }

@@ -74,6 +74,11 @@ export class StoreLink {
     return this.parts.linked.keepsRecord;
   }
 
+  /** With `dpop`, the store exports a login's key into its sealed record: the key is made extractable. */
+  get exportsDpopKeys(): boolean {
+    return this.parts.linked.exportsDpopKeys;
+  }
+
   /** Other holders may share the store: what it holds may change, or be lost, under this one. */
   get shares(): boolean {
     return this.parts.linked.shared;

@@ -20,6 +20,11 @@ export class LazySealer implements Sealer {
     this.#crypto = crypto;
   }
 
+  /** It seals what it keeps: not with `writeClear`. */
+  get sealsPairs(): boolean {
+    return !this.#encryption.writeClear;
+  }
+
   async seal(pair: Partial<TokenPair>, context: string): Promise<StoredPair<Partial<TokenPair>>> {
     return (await this.#sealer()).seal(pair, context);
   }

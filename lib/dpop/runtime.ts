@@ -1,0 +1,67 @@
+// The work of DPoP, loaded by link.ts at the first call that needs it: keys made, and each marked request or token
+// call sent with a fresh proof, the servers' nonces learnt from every answer, and a `use_dpop_nonce` refusal tried once
+// more with the nonce it gave. That one more try is below everything else: no refusal, no renewal, no budget.
+import { isAxiosError } from 'axios';
+import type { AxiosAdapter, AxiosResponse } from 'axios';
+import type { DpopAlgorithm, DpopKey } from '../contract/dpop.js';
+import { isStream } from '../support/redact.js';
+import { pageAddress, requestURL } from '../support/url.js';
+import { createDpopKey } from './key.js';
+import { DPOP_TARGET } from './link.js';
+import type { Targeted } from './link.js';
+import { DpopProofs, isNonceChallenge } from './proof.js';
+
+export class DpopRuntime {
+  private readonly proofs: DpopProofs;
+
+  constructor(clock: () => number) {
+    this.proofs = new DpopProofs(clock);
+  }
+
+  newKey(algorithm: DpopAlgorithm, extractable: boolean): Promise<DpopKey> {
+    return createDpopKey(algorithm, extractable);
+  }
+
+  /** Sends `config` by `adapter` with a proof for its target; a nonce asked for, once more with it. */
+  async send(adapter: AxiosAdapter, config: Targeted): Promise<AxiosResponse> {
+    const target = config[DPOP_TARGET]!;
+    const url = new URL(requestURL(config) ?? '', pageAddress()).href;
+    const method = (config.method ?? 'get').toUpperCase();
+    for (let tries = 1; ; tries += 1) {
+      const used = this.proofs.nonceFor(url);
+      config.headers.set('DPoP', await this.proofs.proof(target.key, { method, url, accessToken: target.accessToken }));
+      try {
+        const response = await adapter(config);
+        this.proofs.learn(url, header(response, 'dpop-nonce'));
+        return response;
+      } catch (error) {
+        const response = isAxiosError(error) ? error.response : undefined;
+        const offered = response && header(response, 'dpop-nonce');
+        this.proofs.learn(url, offered);
+        // One more try when the answer asks for a nonce and gives one other than the proof carried: the requests
+        // challenged at once all get the same nonce, and each goes once more with it.
+        const challenge =
+          typeof offered === 'string' &&
+          offered !== used &&
+          isNonceChallenge(response!.status, header(response!, 'www-authenticate'), json(response!.data));
+        if (!challenge || tries > 1 || isStream(config.data)) throw error;
+      }
+    }
+  }
+}
+
+/** A header of an answer, as the adapter left it (an AxiosHeaders, or a plain object from another adapter). */
+function header(response: AxiosResponse, name: string): unknown {
+  const headers = response.headers as { get?: (name: string) => unknown } & Record<string, unknown>;
+  return typeof headers?.get === 'function' ? headers.get(name) : headers?.[name];
+}
+
+/** An answer's body as the adapter gave it: JSON text before axios parses it, or already an object. */
+function json(data: unknown): unknown {
+  if (typeof data !== 'string') return data;
+  try {
+    return JSON.parse(data) as unknown;
+  } catch {
+    return undefined;
+  }
+}
