@@ -7,6 +7,10 @@ export interface TokenCall {
   /** The client the call named (in its Basic header or its form), whether or not it authenticated. */
   clientId: string | null;
   status: number;
-  /** The OAuth2 error code answered (`invalid_client`, `invalid_grant`), or null. */
+  /** The OAuth2 error code answered (`invalid_client`, `invalid_grant`, `use_dpop_nonce`), or null. */
   error: string | null;
+  /** Whether the call carried a `DPoP` proof; recorded only by a server with DPoP on (`startOidcProvider`'s `dpop`). */
+  dpopProof?: boolean;
+  /** The RFC 7638 thumbprint of the key in the proof's header, or null (no proof, or none readable); as `dpopProof`. */
+  dpopJkt?: string | null;
 }
