@@ -60,6 +60,8 @@ function record(event: FleetEvent): void {
  */
 function reporting(store: TokenStore, shareAccount: boolean): TokenStore {
   const wrapped: TokenStore = {
+    // Whether it keeps a pair's DPoP key: a wrapper that dropped it would have `dpop` refuse the store.
+    dpopKeys: store.dpopKeys,
     get: async () => {
       const pair = await store.get();
       // Frozen with the lock held and the pair read: the parent thaws it after another holder renewed.
@@ -227,6 +229,7 @@ async function main(): Promise<void> {
     tokenRetryDelayMs: config.tokenRetryDelayMs ?? 5,
     ...(config.tokenTimeoutMs !== undefined && { tokenTimeoutMs: config.tokenTimeoutMs }),
     ...(config.storeTimeoutMs !== undefined && { storeTimeoutMs: config.storeTimeoutMs }),
+    ...(config.dpop !== undefined && { dpop: config.dpop }),
     ...(config.whenStoreDown !== undefined && { whenStoreDown: config.whenStoreDown }),
     ...(config.storeOutageWaitMs !== undefined && { storeOutageWaitMs: config.storeOutageWaitMs }),
     ...(config.tokenBudget !== undefined && { tokenBudget: config.tokenBudget }),

@@ -163,6 +163,8 @@ export interface WorkerConfig {
   tokenTimeoutMs?: number;
   /** The plugin's `storeTimeoutMs`. @default the plugin's */
   storeTimeoutMs?: number;
+  /** The plugin's `dpop`. @default off */
+  dpop?: boolean;
   /** The plugin's `whenStoreDown`. @default the plugin's */
   whenStoreDown?: 'wait' | 'go-alone';
   /** The plugin's `storeOutageWaitMs`. @default the plugin's */
