@@ -33,7 +33,12 @@ const ENTRIES = [
   // place of 151 B), and measured at start with code splitting (one file here): 26,801 B gzip (78,732 B).
   // Of the 4,197 B since issue 38, the packages are about 2,700 B (axios-retry with is-retry-allowed 1,896 B gzip
   // bundled alone, async-mutex 1,139 B, less the copies they replace), the house's rooms the rest. Budget 28,200.
-  { name: 'attachTokenAuth', imports: { 'dist/esm/index.js': ['attachTokenAuth'] }, gzipBudget: 28_200 },
+  // Issue 40 (DPoP, 2026-11-28): 28,448 B at start (82,722 B minified) in two files, +1,647 B: the option's check and
+  // messages, the store link's refusal and its reading of a pair without a key, the request path's DPoP header, the
+  // token calls' adapter and the check of a Bearer answer, and 833 B (minified) of esbuild's helpers in a chunk the
+  // entry shares with the lazy DPoP chunk. That chunk (keys, proofs, nonces: 1,834 B gzip) loads at the first login
+  // with `dpop` only. Budget 29,000.
+  { name: 'attachTokenAuth', imports: { 'dist/esm/index.js': ['attachTokenAuth'] }, gzipBudget: 29_000 },
   // Raised by 3,432 B on 2026-11-26 for the store's `encryption` (issue 30: the cipher, the key checks and their
   // messages), what it measured: 24,219 B gzip on main, 27,651 B with sealing. attachTokenAuth alone is unchanged.
   // Then 28,436 B with the axios range (above): budget 29,900; 28,702 B with the wait's end at a pause (issue 31),

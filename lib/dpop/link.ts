@@ -4,6 +4,8 @@
 import type { AxiosAdapter, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import type { DpopAlgorithm, DpopKey } from '../contract/dpop.js';
 import type { DpopRuntime } from './runtime.js';
+import { isStream } from '../support/redact.js';
+import { pageAddress, requestURL } from '../support/url.js';
 
 /**
  * What a request or a token call carries for its proof: the key, and the access token it carries, if any. Under a
@@ -41,10 +43,19 @@ export class DpopLink {
 
   /** `adapter`, a config marked by {@link proveWith} sent with its proof (and once more for a nonce asked for). */
   wrap(adapter: AxiosAdapter): AxiosAdapter {
-    return (config: InternalAxiosRequestConfig): Promise<AxiosResponse> =>
-      (config as Targeted)[DPOP_TARGET]
-        ? this.load().then((runtime) => runtime.send(adapter, config as Targeted))
+    return (config: InternalAxiosRequestConfig): Promise<AxiosResponse> => {
+      const target = (config as Targeted)[DPOP_TARGET];
+      return target
+        ? this.load().then((runtime) =>
+            runtime.send(adapter, config, {
+              target,
+              url: new URL(requestURL(config) ?? '', pageAddress()).href,
+              // A stream was consumed by the send: it cannot go once more for a nonce.
+              replayable: !isStream(config.data),
+            }),
+          )
         : adapter(config);
+    };
   }
 
   private load(): Promise<DpopRuntime> {

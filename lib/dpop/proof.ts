@@ -1,9 +1,8 @@
 // DPoP proofs (RFC 9449, section 4): a JWS of `typ` dpop+jwt that carries the public JWK, signed by the account's
 // key for one request: its method (`htm`), its URL without query and fragment (`htu`), the time (`iat`), a fresh
 // `jti`, the server's latest `nonce` for the URL's origin, and, beside an access token, the token's hash (`ath`).
-import { base64UrlFromBytes } from '../support/base64.js';
 import { webCrypto } from '../support/web-crypto.js';
-import { sha256Base64Url, WEB_CRYPTO } from './key.js';
+import { base64UrlFromBytes, sha256Base64Url, WEB_CRYPTO } from './key.js';
 import type { DpopKey } from './key.js';
 
 /** What a proof is for: the request's method and URL, and the access token it carries, if any. */

@@ -2,13 +2,10 @@
 // call sent with a fresh proof, the servers' nonces learnt from every answer, and a `use_dpop_nonce` refusal tried once
 // more with the nonce it gave. That one more try is below everything else: no refusal, no renewal, no budget.
 import { isAxiosError } from 'axios';
-import type { AxiosAdapter, AxiosResponse } from 'axios';
+import type { AxiosAdapter, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import type { DpopAlgorithm, DpopKey } from '../contract/dpop.js';
-import { isStream } from '../support/redact.js';
-import { pageAddress, requestURL } from '../support/url.js';
 import { createDpopKey } from './key.js';
-import { DPOP_TARGET } from './link.js';
-import type { Targeted } from './link.js';
+import type { DpopTarget } from './link.js';
 import { DpopProofs, isNonceChallenge } from './proof.js';
 
 export class DpopRuntime {
@@ -22,10 +19,15 @@ export class DpopRuntime {
     return createDpopKey(algorithm, extractable);
   }
 
-  /** Sends `config` by `adapter` with a proof for its target; a nonce asked for, once more with it. */
-  async send(adapter: AxiosAdapter, config: Targeted): Promise<AxiosResponse> {
-    const target = config[DPOP_TARGET]!;
-    const url = new URL(requestURL(config) ?? '', pageAddress()).href;
+  /**
+   * Sends `config` by `adapter` with a proof for `target` at `url` (link.ts imports this module, never the reverse); a nonce asked for, once more with it, when its
+   * body can go again (`replayable`).
+   */
+  async send(
+    adapter: AxiosAdapter,
+    config: InternalAxiosRequestConfig,
+    { target, url, replayable }: { target: DpopTarget; url: string; replayable: boolean },
+  ): Promise<AxiosResponse> {
     const method = (config.method ?? 'get').toUpperCase();
     for (let tries = 1; ; tries += 1) {
       const used = this.proofs.nonceFor(url);
@@ -44,7 +46,7 @@ export class DpopRuntime {
           typeof offered === 'string' &&
           offered !== used &&
           isNonceChallenge(response!.status, header(response!, 'www-authenticate'), json(response!.data));
-        if (!challenge || tries > 1 || isStream(config.data)) throw error;
+        if (!challenge || tries > 1 || !replayable) throw error;
       }
     }
   }

@@ -5,7 +5,6 @@
 // Nothing from Node: each store says where WebCrypto comes from. The browser store loads this module only with
 // `encryption` (browser/lazy-sealer.ts), so that an app without it ships no cipher.
 import { hasCode, TokenAuthError } from '../contract/errors.js';
-import { base64UrlFromBytes as base64Url } from '../support/base64.js';
 import type { TokenPair } from '../contract/store.js';
 import { isSealed } from './record.js';
 import type { StoredPair } from './record.js';
@@ -221,4 +220,11 @@ function inauthentic(where: string, withKeys: boolean): TokenAuthError {
     `${where} holds a sealed pair that failed authentication with ${by} (tampered, corrupt, or copied from another ` +
       'place): it is read as no pair, and the next renewal logs in once and overwrites it sealed.',
   );
+}
+
+/** Base64url without padding, without Buffer, so that the browser store takes it too. */
+function base64Url(bytes: Uint8Array): string {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }

@@ -1,12 +1,5 @@
 // Base64 over UTF-8 without Buffer, so the same code runs in browsers.
 
-/** Base64url without padding (as in a JWT segment), without Buffer. */
-export function base64UrlFromBytes(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
 export function base64FromUtf8(text: string): string {
   let binary = '';
   for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
