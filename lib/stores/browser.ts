@@ -6,7 +6,7 @@
  */
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../contract/store.js';
 import { accountRecordIn } from './account-record.js';
-import { webStorage } from './browser/environment.js';
+import { dpopKeysOf, webStorage } from './browser/environment.js';
 import { checkOptions, pairStorage, sealerOf } from './browser/options.js';
 import type { BrowserLocking, BrowserTokenStoreOptions } from './browser/options.js';
 import { AccountEntry } from './browser/account-entry.js';
@@ -45,6 +45,8 @@ export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } 
 export class BrowserTokenStore implements TokenStore {
   /** How the tabs take turns in this browser. */
   readonly locking: BrowserLocking;
+  /** With `dpop`, a pair's key is kept as it is: a CryptoKey in IndexedDB (see `storage`); undefined without IndexedDB. */
+  readonly dpopKeys: 'as-is' | undefined;
   private readonly options: Required<Omit<BrowserTokenStoreOptions, 'encryption'>>;
   /** The sealing of `encryption`, which the named accounts' stores share: private, so that nothing prints the keys. */
   readonly #sealer: Sealer | undefined;
@@ -80,6 +82,7 @@ export class BrowserTokenStore implements TokenStore {
     this.name = name;
     const kind = this.options.storage;
     const storage = pairStorage(kind);
+    this.dpopKeys = dpopKeysOf(kind);
     this.#sealer = parent ? parent.sealer : sealerOf(options.encryption, kind);
     const where = `The ${kind}Storage entry "${name}"`;
     this.view = new RecordView(storage, name, where, this.options.keepAccessInMemory, this.#sealer);

@@ -18,3 +18,17 @@ export function webStorage(kind: 'local' | 'session'): Storage | undefined {
     return undefined;
   }
 }
+
+/**
+ * How the store keeps a pair's DPoP key (`dpopKeys`): `'as-is'`, the CryptoKey itself, in IndexedDB beside the storage
+ * entry that names it (see dpop-keys.ts), or with `'none'` in the tabs' memory alone, handed between them as the pair
+ * is; none where the browser has no IndexedDB (or will not let the page reach it), so that `dpop` refuses the store
+ * rather than losing the key.
+ */
+export function dpopKeysOf(kind: 'local' | 'session' | 'none'): 'as-is' | undefined {
+  try {
+    return kind === 'none' || typeof indexedDB.open === 'function' ? 'as-is' : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -50,6 +50,8 @@ export interface BrowserTokenStoreOptions {
    * makes no login. `'session'`: `sessionStorage`, kept per tab until it closes; tabs still share through the
    * channel. `'none'`: in memory only; a reload logs in again unless another tab of the app is open.
    * Anything in storage can be read by a script injected into the page (XSS): see `keepAccessInMemory`.
+   * With `dpop`, the pair's key is a non-extractable CryptoKey in IndexedDB, which the entry names by its thumbprint
+   * alone (with `'none'`, in the tabs' memory alone): a script can use it while it runs in the page, never copy it.
    * @default 'local'
    */
   storage?: BrowserStorageKind;

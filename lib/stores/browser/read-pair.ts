@@ -26,7 +26,6 @@ export async function readPair(view: RecordView, channel: TabChannel, shared: bo
   if (known?.pair && known.fence >= fence && known.pair.refresh === pair.refresh) return copyPair(known.pair);
   const answer = await channel.ask((record) => record.fence >= fence && record.pair?.refresh === pair.refresh);
   if (answer) return copyPair(answer.pair);
-  const expired: TokenPair = { access: '', expiresAt: 0 };
-  if (pair.refresh !== undefined) expired.refresh = pair.refresh;
-  return expired;
+  // The refresh token, and the DPoP key it is bound to, if any: it goes with that key's proof alone.
+  return { ...pair, access: '', expiresAt: 0 };
 }

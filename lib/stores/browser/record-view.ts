@@ -3,6 +3,7 @@ import { copyPair, isPair, tryParseRecord } from '../record.js';
 import type { FencedPair, StoredPair } from '../record.js';
 import { SealedRecords } from '../sealed-records.js';
 import type { Sealer } from '../sealed-records.js';
+import type { DpopKeyShelf, StoredKeyPair } from './dpop-keys.js';
 
 /**
  * The record as one tab sees it: the storage entry, where the pair is kept in storage (sealed, with `encryption`), and
@@ -16,6 +17,8 @@ export class RecordView {
   private persisting: Promise<void> = Promise.resolve();
   /** How the entry's pair is sealed and opened (in clear without `encryption`). */
   private readonly records: SealedRecords<Partial<TokenPair>>;
+  /** The pairs' DPoP keys in IndexedDB (dpop-keys.ts), loaded with the first pair that has one. */
+  private shelf: Promise<DpopKeyShelf> | undefined;
 
   /**
    * @param storage Where the entry is kept; none with `storage: 'none'`.
@@ -58,7 +61,7 @@ export class RecordView {
     const latest = this.latest;
     if (!stored) return latest;
     if (latest && latest.fence > stored.fence) return latest;
-    return { fence: stored.fence, pair: await this.records.open(stored) };
+    return { fence: stored.fence, pair: await this.keyed(await this.records.open(stored)) };
   }
 
   /** The fence of the newest record this tab can see; throws for an entry that is not ours, which is never overwritten. */
@@ -91,7 +94,7 @@ export class RecordView {
 
   /** A record carried by a storage event, opened: undefined unless it holds a whole pair (or none). */
   async opened(record: FencedPair<StoredPair<Partial<TokenPair>>>): Promise<FencedPair | undefined> {
-    const pair = await this.records.open(record);
+    const pair = await this.keyed(await this.records.open(record));
     return pair === null || isPair(pair) ? { fence: record.fence, pair } : undefined;
   }
 
@@ -104,16 +107,35 @@ export class RecordView {
   private async write(record: FencedPair, overOursOnly: boolean): Promise<void> {
     if (!this.storage) return;
     // A dropped pair stays a record, with its fence, so that an older record cannot come back after it.
-    const pair: Partial<TokenPair> | null = copyPair(record.pair);
+    let pair: StoredKeyPair | null = copyPair(record.pair);
     if (pair && this.accessInMemory) delete pair.access;
     // An entry that is not ours is left as it is: checked before sealing, which it would waste, and after.
     if (overOursOnly && this.readStoredQuietly() === null) return;
+    // A DPoP key goes into IndexedDB before the entry names it; the key of the pair replaced goes after it.
+    if (pair?.dpopKey || this.latest?.pair?.dpopKey || this.shelf)
+      pair = await (await this.keys()).toStored(record.fence, pair);
     const text = await this.records.toJson(record.fence, pair);
     const stored = this.readStoredQuietly();
     if (overOursOnly && stored === null) return;
     // Sealing takes a moment: a newer record another tab wrote meanwhile stays.
     if (stored && stored.fence > record.fence) return;
     this.storage.setItem(this.entry, text);
+  }
+
+  /** A stored pair with the DPoP key its thumbprint names, if IndexedDB has it (see DpopKeyShelf.fromStored). */
+  private async keyed(pair: StoredKeyPair | null): Promise<Partial<TokenPair> | null> {
+    return pair?.dpopJkt ? (await this.keys()).fromStored(pair, this.latest?.pair?.dpopKey) : pair;
+  }
+
+  private keys(): Promise<DpopKeyShelf> {
+    return (this.shelf ??= import('./dpop-keys.js').then(
+      ({ DpopKeyShelf }) => new DpopKeyShelf(this.entry),
+      (error: unknown) => {
+        // A chunk that failed to load (a network blip) is tried again by the next pair.
+        this.shelf = undefined;
+        throw error;
+      },
+    ));
   }
 
   /** The stored record, undefined when there is none, or null for an entry that is not ours. */
