@@ -31,7 +31,7 @@ export type {
   TokenStoreLockRequest,
 } from './contract/store.js';
 export type { TokenAuthOptions } from './contract/options.js';
-export type { DpopAlgorithm, DpopKey, DpopOptions, DpopPublicJwk } from './contract/dpop.js';
+export type { DpopAlgorithm, DpopEcJwk, DpopKey, DpopOkpJwk, DpopOptions, DpopPublicJwk } from './contract/dpop.js';
 export type {
   Credentials,
   CredentialsSource,

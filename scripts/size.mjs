@@ -46,11 +46,14 @@ const ENTRIES = [
   // whole, before the stores' refactor; after it, with async-mutex, and the cipher (stores/sealing.js) loaded by
   // `import()` only with `encryption`: 35,372 B gzip at start (103,093 B), in two files, the entry (31,784 B) and the
   // chunk it shares with the cipher's (3,588 B: the record, the option checks, the errors), which costs some 500 B of
-  // gzip against one file; the cipher's lazy chunk is 1,443 B (3,151 B). Budget 37,200.
+  // gzip against one file; the cipher's lazy chunk is 1,443 B (3,151 B). Budget 37,200. Issue 40 (DPoP): 37,288 B
+  // at start (108,103 B) in three files: the plugin's DPoP at start (see attachTokenAuth's) and the browser store's
+  // `dpopKeys`, its IndexedDB keys in a lazy chunk of 842 B gzip loaded with the first pair that has a key. Budget
+  // 37,900.
   {
     name: 'attachTokenAuth and BrowserTokenStore',
     imports: { 'dist/esm/index.js': ['attachTokenAuth'], 'dist/esm/stores/browser.js': ['BrowserTokenStore'] },
-    gzipBudget: 37_200,
+    gzipBudget: 37_900,
   },
   // The OpenTelemetry subpath, for a web app that traces with OpenTelemetry's web SDK: the API is the app's, like axios.
   // Measured 2026-11-25: 3,621 B minified, 1,590 B gzip. 2026-11-28 (issue 39), before the stores' refactor and after

@@ -5,9 +5,29 @@
 export type DpopAlgorithm = 'ES256' | 'EdDSA';
 
 /** The public half of a DPoP key, as a proof's `jwk` header carries it: its required members, nothing private. */
-export type DpopPublicJwk =
-  | { readonly kty: 'EC'; readonly crv: 'P-256'; readonly x: string; readonly y: string }
-  | { readonly kty: 'OKP'; readonly crv: 'Ed25519'; readonly x: string };
+export type DpopPublicJwk = DpopEcJwk | DpopOkpJwk;
+
+/** An ES256 key's public JWK. */
+export interface DpopEcJwk {
+  /** The key type. */
+  readonly kty: 'EC';
+  /** The curve. */
+  readonly crv: 'P-256';
+  /** The point's x coordinate, base64url. */
+  readonly x: string;
+  /** The point's y coordinate, base64url. */
+  readonly y: string;
+}
+
+/** An EdDSA key's public JWK. */
+export interface DpopOkpJwk {
+  /** The key type. */
+  readonly kty: 'OKP';
+  /** The curve. */
+  readonly crv: 'Ed25519';
+  /** The public key, base64url. */
+  readonly x: string;
+}
 
 /**
  * A DPoP key: the private `CryptoKey` that signs (not extractable, unless a store keeps it sealed), the public JWK and

@@ -1,10 +1,14 @@
-// The entry `axios-token-keeper/dpop`: what an app needs of DPoP outside the plugin, for the tokens it obtains
-// itself and hands over with `auth.setTokens({ ..., dpopKey })` (an authorization-code exchange of its own): a key,
-// and a proof for one request.
+/**
+ * DPoP (RFC 9449) outside the plugin, for tokens an app obtains itself and hands over with
+ * `auth.setTokens({ ..., dpopKey })` (an authorization-code exchange of its own): a key ({@link createDpopKey}), and
+ * a proof for one request ({@link dpopProof}). The plugin's own DPoP is the `dpop` option.
+ *
+ * @module axios-token-keeper/dpop
+ */
 import type { DpopKey } from '../contract/dpop.js';
 import { DpopProofs } from './proof.js';
 
-export type { DpopAlgorithm, DpopKey, DpopOptions, DpopPublicJwk } from '../contract/dpop.js';
+export type { DpopAlgorithm, DpopEcJwk, DpopKey, DpopOkpJwk, DpopOptions, DpopPublicJwk } from '../contract/dpop.js';
 export { createDpopKey } from './key.js';
 
 /** What a proof is for: the request, the access token it carries (if any), and the server's nonce (if it gave one). */
