@@ -12,6 +12,7 @@ import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './hel
 import { fileStoreForFile } from './helpers/file-store.js';
 import { KEY_1 } from './helpers/sealing.js';
 import { failureOf } from './helpers/settled.js';
+import { useNock } from './helpers/setup.js';
 
 closeEmulatorsAfterEach();
 const { file } = fileStoreForFile();
@@ -90,6 +91,10 @@ describe('dpop and the pair', () => {
     expect(text).not.toContain(d!);
     expect(text).not.toMatch(/"d"|privateKey|dpopKey/);
   });
+});
+
+describe('dpop and a service that does not bind', () => {
+  useNock();
 
   it('refuses a token answered as Bearer: the service did not bind it to the key', async () => {
     nock('https://api.test')
@@ -99,6 +104,5 @@ describe('dpop and the pair', () => {
     const error = await failureOf(auth.login());
     expect(error).toMatchObject({ code: 'TOKEN_RESPONSE_INVALID' });
     expect((error as Error).message).toMatch(/a token of type Bearer, not DPoP: .*leave out `dpop`/);
-    nock.cleanAll();
   });
 });
