@@ -2,7 +2,8 @@ import type { AxiosInstance } from 'axios';
 import { accountNameProblem, Accounts } from './account/accounts.js';
 import type { AccountKeeper } from './account/keeper.js';
 import { Reports } from './account/reports.js';
-import { KEEP_ACCOUNTS, KEEPS_ONE_ACCOUNT, LinkedStore } from './account/store/linked-store.js';
+import { CheckedStore, KEEP_ACCOUNTS, KEEPS_ONE_ACCOUNT } from './account/checked-store.js';
+import type { SharedLinkMaker } from './account/link.js';
 import type { TokenAuth, TokenAuthAccount } from './contract/handle.js';
 import type { TokenAuthOptions } from './contract/options.js';
 import { resolveOptions } from './options/resolve.js';
@@ -32,17 +33,17 @@ type Attachable = AxiosInstance & { [ATTACHED]?: true };
 export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptions): TokenAuth {
   const target = attachable(instance);
   const resolved = resolveOptions(instance, options);
-  const linked = LinkedStore.of(resolved.store, {
-    namesAccounts: resolved.accountOf !== undefined,
-    dpop: resolved.dpop !== undefined,
-  });
+  const store = CheckedStore.of(resolved.store, { namesAccounts: resolved.accountOf !== undefined });
+  // The coordination with a shared store is a layer of its own, loaded only where a store is given.
+  const sharedLink = (): Promise<SharedLinkMaker> =>
+    import('./coordination/index.js').then(({ makeSharedLink }) => makeSharedLink);
   const reports = new Reports();
   // `instance.defaults` itself may be replaced after attach (hey-api's setConfig does): read it as each request goes.
   const origins = new OriginPolicy(
     resolved.origins,
     resolved.originsFollowBaseURL ? () => instance.defaults?.baseURL : undefined,
   );
-  const accounts = new Accounts({ options: resolved, client: new TokenClient(resolved), reports }, linked);
+  const accounts = new Accounts({ options: resolved, client: new TokenClient(resolved), reports, sharedLink }, store);
   const path = new RequestPath({ instance, options: resolved, origins, accounts, reports });
   const requestId = instance.interceptors.request.use(path.arm, undefined, { synchronous: true });
   target[ATTACHED] = true;
@@ -58,7 +59,7 @@ export function attachTokenAuth(instance: AxiosInstance, options: TokenAuthOptio
       const problem = accountNameProblem(name);
       if (problem !== undefined)
         throw new TypeError(`auth.account(name): \`name\` ${problem}; pass the account's name, such as a tenant id.`);
-      if (linked.shared && !linked.keepsAccounts)
+      if (store && !store.keepsAccounts)
         throw new TypeError(`auth.account("${name}"): ${KEEPS_ONE_ACCOUNT}; ${KEEP_ACCOUNTS}.`);
       // The account as it is held at each call: one dropped meanwhile (maxAccounts) is made again, from the store.
       return handleOf(() => accounts.get(name));

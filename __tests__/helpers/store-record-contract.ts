@@ -8,6 +8,7 @@ export function accountRecord(expiresInMs = 3_600_000): AccountRecord {
   const pause = { until: now + 60_000, rejections: 1, code: 'LOGIN_REJECTED', message: 'refused (HTTP 401).', by: 'a' };
   return {
     version: 1,
+    haltsUntil: pause.until,
     loginPause: pause,
     refusals: {
       uncured: [['GET http://api.test/forbidden', now + 60_000]],
@@ -36,7 +37,7 @@ export function testAccountRecord(name: string, { open, fences }: Pick<LockRig, 
       const record = accountRecord();
       expect(await first.setAccount?.(record)).not.toBe(false);
       expect(await second.getAccount?.()).toEqual(record);
-      const later = { ...record, loginPause: null, spent: { login: [], refresh: [Date.now()] } };
+      const later = { ...record, haltsUntil: 0, loginPause: null, spent: { login: [], refresh: [Date.now()] } };
       expect(await second.setAccount?.(later)).not.toBe(false);
       expect(await first.getAccount?.()).toEqual(later);
     });

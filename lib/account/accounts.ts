@@ -4,7 +4,7 @@ import type { InternalAxiosRequestConfig } from 'axios';
 import { TokenAuthError } from '../contract/errors.js';
 import { AccountKeeper } from './keeper.js';
 import type { Attachment } from './keeper.js';
-import type { LinkedStore } from './store/linked-store.js';
+import type { CheckedStore } from './checked-store.js';
 
 /** The longest account name taken: room for a tenant id or an e-mail address (254), not for a pasted token. */
 export const LONGEST_ACCOUNT_NAME = 256;
@@ -24,12 +24,12 @@ export class Accounts {
   /** Accounts asked for so far: each named account's `lastUsed` is its turn in this count. */
   private asked = 0;
 
-  /** `linked`: the attachment's store, linked once (a memory store of its own without one). */
+  /** `store`: the attachment's store, checked once; none: every account is this holder's alone. */
   constructor(
     private readonly attachment: Attachment,
-    private readonly linked: LinkedStore,
+    private readonly store: CheckedStore | undefined,
   ) {
-    this.default = new AccountKeeper(undefined, attachment, linked);
+    this.default = new AccountKeeper(undefined, attachment, store);
   }
 
   /**
@@ -66,9 +66,9 @@ export class Accounts {
   get(name: string): AccountKeeper {
     let account = this.named.get(name);
     if (!account) {
-      const linked = this.linked.forAccount(name);
+      const store = this.store?.forAccount(name);
       this.makeRoom();
-      account = new AccountKeeper(name, this.attachment, linked);
+      account = new AccountKeeper(name, this.attachment, store);
       this.named.set(name, account);
     }
     account.lastUsed = ++this.asked;

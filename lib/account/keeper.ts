@@ -4,27 +4,30 @@
 import type { InternalAxiosRequestConfig } from 'axios';
 import { abortable, throwIfCanceled } from '../support/abort.js';
 import { signedOut } from '../contract/errors.js';
-import type { TokenPair } from '../contract/store.js';
 import type { ResolvedOptions } from '../options/defaults.js';
 import { SecretList } from '../support/redact.js';
 import type { TokenClient } from '../token-calls/client.js';
+import type { CheckedStore } from './checked-store.js';
 import { Guards } from './guards/guards.js';
+import { LazyLink } from './lazy-link.js';
+import type { SharedLinkMaker, StoreLink } from './link.js';
 import { AccountMembers } from './members.js';
 import { Pairs } from './pairs.js';
 import type { PairInUse } from './pairs.js';
+import { decide } from './renewal/decide.js';
 import { RenewalMachine } from './renewal/machine.js';
 import { AccountReports } from './reports.js';
 import type { Reports } from './reports.js';
 import { SignInState } from './sign-in-state.js';
-import { StoreLink } from './store/link.js';
-import type { LinkedStore } from './store/linked-store.js';
-import { SharedRecord } from './store/shared-record.js';
+import { SoloLink } from './solo.js';
 
 /** What the accounts of one attachment share, made once at attach. */
 export interface Attachment {
   readonly options: ResolvedOptions;
   readonly client: TokenClient;
   readonly reports: Reports;
+  /** The coordination layer's link maker, loaded by `import()` (asked for again after a load that failed). */
+  readonly sharedLink: () => Promise<SharedLinkMaker>;
 }
 
 /**
@@ -74,37 +77,27 @@ export class AccountKeeper {
   private readonly guards: Guards;
   private readonly pairs: Pairs;
   private readonly link: StoreLink;
-  private readonly record: SharedRecord;
   private readonly signIn: SignInState;
   private readonly renewals: RenewalMachine;
   private readonly clock: () => number;
 
-  /** `linked`: this account's store (the attachment's, or its `forAccount(name)`), linked at attach. */
+  /** `store`: this account's store (the attachment's, or its `forAccount(name)`), checked at attach; none: solo. */
   constructor(
     readonly name: string | undefined,
-    { options, client, reports }: Attachment,
-    linked: LinkedStore,
+    { options, client, reports, sharedLink }: Attachment,
+    store: CheckedStore | undefined,
   ) {
     const { secrets } = this;
     this.clock = options.clock;
-    this.reports = new AccountReports(reports, name);
-    this.guards = new Guards(options, { shared: linked.keepsRecord });
-    const { guards } = this;
-    const pairs = (this.pairs = new Pairs(options, guards.signedOut));
-    const link = (this.link = new StoreLink({
-      linked,
-      timeoutMs: options.storeTimeoutMs,
-      pairs,
-      secrets,
-      reports: this.reports,
-    }));
-    const record = (this.record = new SharedRecord({ guards, pairs, link }));
-    const signIn = (this.signIn = new SignInState({ pairs, link }));
-    const parts = { name, options, client, pairs, guards, link, record, signIn, secrets, reports: this.reports };
+    const accountReports = (this.reports = new AccountReports(reports, name));
+    const guards = (this.guards = new Guards(options, { shared: store?.keepsRecord ?? false }));
+    const signIn = (this.signIn = new SignInState({ loaded: !store }));
+    const pairs = (this.pairs = new Pairs(options, { guards, secrets, reports: accountReports, signIn }));
+    const linkParts = { options, pairs, guards, secrets, reports: accountReports, signIn };
+    const link = (this.link = store ? new LazyLink(sharedLink, store, linkParts) : new SoloLink(pairs));
+    const parts = { ...linkParts, name, client, link };
     this.renewals = new RenewalMachine(parts);
     this.members = new AccountMembers({ ...parts, renewals: this.renewals });
-    pairs.listen((pair, fromStore) => this.used(pair, fromStore));
-    signIn.update();
   }
 
   // ---- The hot path: the pair a request carries.
@@ -117,12 +110,13 @@ export class AccountKeeper {
     const inUse = this.pairs.current;
     if (!inUse || this.renewals.renewal || !this.link.loaded) return undefined;
     if (config.signal?.aborted || config.cancelToken?.reason) return undefined;
-    return this.pairs.expired(inUse) ? undefined : inUse;
+    return this.pairs.usable(inUse) ? inUse : undefined;
   }
 
   /**
    * The pair a request should carry: waits for a renewal under way, logs in when none is in use, renews one known to
-   * be expired. A request aborted (or out of time) meanwhile stops waiting; the renewal goes on for the others.
+   * be expired (or refused). A request aborted (or out of time) meanwhile stops waiting; the renewal goes on for the
+   * others.
    */
   async grant(config?: InternalAxiosRequestConfig): Promise<PairInUse> {
     if (config) throwIfCanceled(config);
@@ -135,10 +129,18 @@ export class AccountKeeper {
       await renewals.wait(renewal, config);
     }
     if (!this.link.loaded) await this.link.load();
-    const inUse = pairs.current;
-    if (inUse && !pairs.expired(inUse)) return inUse;
-    if (this.guards.signedOut.active) throw signedOut();
-    return renewals.wait(renewals.renew(inUse ? 'expired' : 'no-token'), config);
+    switch (decide({ at: 'need', pair: pairs.standing(), signedOut: this.guards.signedOut })) {
+      case 'use':
+        return pairs.current!;
+      case 'signed-out':
+        throw signedOut();
+      case 'renew-no-token':
+        return renewals.wait(renewals.renew('no-token'), config);
+      case 'renew-expired':
+        return renewals.wait(renewals.renew('expired'), config);
+      case 'renew-rejected':
+        return renewals.wait(renewals.renew('rejected'), config);
+    }
   }
 
   /** A valid access token for use outside axios (`auth.accessToken()`), by the same rule and single flight as a request. */
@@ -164,8 +166,9 @@ export class AccountKeeper {
    * function awaiting it: thousands of requests may wait at once, each holding what it waits with.
    */
   consult(config: InternalAxiosRequestConfig): Promise<unknown> {
-    return this.link.keepsRecord
-      ? abortable(this.record.consult(), config, { clock: this.clock, timedOut: this.link.readTimedOut })
+    const { link } = this;
+    return link.keepsRecord
+      ? abortable(link.consult(), config, { clock: this.clock, timedOut: link.readTimedOut })
       : Promise.resolve();
   }
 
@@ -180,13 +183,20 @@ export class AccountKeeper {
 
   /** Where the account stands for `ticket`'s request, refused on `endpoint`: see {@link Standing}. */
   standing(ticket: Ticket, endpoint: string): Standing {
-    if (ticket.epoch !== this.pairs.epoch) return { is: 'logged-out' };
     const newer = this.pairs.newerThan(ticket.generation);
-    if (newer) return { is: 'newer', pair: newer };
-    // As any holder of a shared store found it (consulted by `settle`).
-    if (!this.guards.refusals.mayRenewFor(endpoint)) return { is: 'no-cure' };
     const failed = this.renewals.failedSince(ticket.failures);
-    return failed ? { is: 'failed', error: failed.error } : { is: 'renew' };
+    const facts = {
+      at: 'refusal',
+      loggedOut: ticket.epoch !== this.pairs.epoch,
+      newer: newer !== null,
+      // As any holder of a shared store found it (consulted by the refusal's decision).
+      mayRenew: this.guards.mayRenewFor(endpoint),
+      failedSince: failed !== undefined,
+    } as const;
+    const is = decide(facts);
+    if (is === 'newer') return { is, pair: newer! };
+    if (is === 'failed') return { is, error: failed!.error };
+    return { is };
   }
 
   /** The valid pair a renewal brought since `ticket`'s request left, if any. */
@@ -194,8 +204,12 @@ export class AccountKeeper {
     return this.pairs.newerThan(ticket.generation);
   }
 
-  /** Renews for a refusal (or joins the renewal under way), as one of its waiters. */
-  renewForRefusal(config: InternalAxiosRequestConfig): Promise<PairInUse> {
+  /**
+   * Renews for a refusal of `ticket`'s pair (or joins the renewal under way), as one of its waiters. Until a pair
+   * replaces it, the refused pair goes out no more: later requests wait for a renewal, or fail with its error, unsent.
+   */
+  renewForRefusal(ticket: Ticket, config: InternalAxiosRequestConfig): Promise<PairInUse> {
+    this.pairs.refused(ticket.generation);
     return this.renewals.wait(this.renewals.renew('rejected'), config);
   }
 
@@ -207,15 +221,15 @@ export class AccountKeeper {
   /** `ticket`'s replay, sent with the current pair, was refused on `endpoint` too: renewing did not cure it. */
   async uncured(ticket: Ticket, endpoint: string): Promise<void> {
     if (this.pairs.current?.generation !== ticket.generation) return;
-    await this.record.change(() => this.guards.refusals.uncured(ticket.generation, endpoint));
+    await this.recordChange(() => this.guards.uncured(ticket.generation, endpoint));
   }
 
   /** A replay that carried `ticket`'s pair was accepted: a renewal cured a refusal, so renewals cure again. */
   cured(ticket: Ticket): void {
-    const { refusals } = this.guards;
+    const { guards } = this;
     // Every holder hears of a cure, but only of one that changed something: most accepted replays do not.
-    if (refusals.cured(ticket.generation) && this.link.keepsRecord)
-      this.record.change(() => refusals.cured(ticket.generation)).catch(() => undefined);
+    if (guards.cured(ticket.generation) && this.link.keepsRecord)
+      this.recordChange(() => guards.cured(ticket.generation)).catch(() => undefined);
   }
 
   /**
@@ -223,12 +237,12 @@ export class AccountKeeper {
    * pair (then renewing cured nothing); else the renewal it starts is noted, by the pair it brings.
    */
   streamRenewedWith(endpoint: string, ticket: Ticket): boolean {
-    return this.guards.refusals.streamRenewedWith(endpoint) === ticket.generation;
+    return this.guards.streamRenewedWith(endpoint, ticket.generation);
   }
 
   /** A stream refused on `endpoint` started the renewal that brought `inUse`. */
   streamRenewed(endpoint: string, inUse: PairInUse): void {
-    this.guards.refusals.streamRenewed(endpoint, inUse.generation);
+    this.guards.streamRenewed(endpoint, inUse.generation);
   }
 
   /** Nothing of this account is under way: no request, renewal, waiter or listener. It may be dropped. */
@@ -240,17 +254,23 @@ export class AccountKeeper {
     this.link.close();
   }
 
-  /** A pair was taken into use (`fromStore`: another holder's), or dropped (null). */
-  private used(pair: TokenPair | null, fromStore: boolean): void {
-    if (pair && !this.secrets.remember(pair) && fromStore) this.reports.load(pair);
-    // A renewal waiting out the store's outage looks at the pair another holder brought now.
-    if (pair && fromStore) this.renewals.word.cut();
-    // A pair another holder (a tab) brought ends a failure here too; a drop may be its logout. A renewal of this
-    // holder's tells the state once, as it ends, not as it takes its pair.
-    if (pair) this.signIn.failed(undefined, false);
-    if (!this.renewals.renewal) this.signIn.update();
-    // Dropped by another holder: perhaps its logout, which the record says; read now, a request that follows fails at
-    // once rather than after a turn at the lock.
-    if (!pair && fromStore && this.link.keepsRecord) void this.record.consult();
+  /**
+   * Runs `change` on the guards as the store has them, under its lock, and writes what it changed back: every holder
+   * hears of it. Without a store that keeps the record, on this holder's guards alone, at once.
+   */
+  private async recordChange(change: () => void): Promise<void> {
+    const { link } = this;
+    if (!link.keepsRecord) return change();
+    const turn = await link.turn();
+    try {
+      await turn.openRecord();
+      try {
+        change();
+      } finally {
+        turn.closeRecord();
+      }
+    } finally {
+      await turn.end();
+    }
   }
 }

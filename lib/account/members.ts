@@ -5,28 +5,28 @@ import type { Credentials, ParsedTokens } from '../contract/calls.js';
 import type { TokenAuthAccount, TokenAuthState, TokenAuthStats } from '../contract/handle.js';
 import type { TokenPair } from '../contract/store.js';
 import type { ResolvedOptions } from '../options/defaults.js';
-import type { CallOutcome, TokenClient } from '../token-calls/client.js';
+import type { CallGate, TokenClient } from '../token-calls/client.js';
 import type { Guards } from './guards/guards.js';
+import type { StoreLink } from './link.js';
 import type { Pairs } from './pairs.js';
 import type { RenewalMachine } from './renewal/machine.js';
 import type { AccountReports } from './reports.js';
 import type { SignInState } from './sign-in-state.js';
-import type { StoreLink } from './store/link.js';
-import type { SharedRecord } from './store/shared-record.js';
 
 /** The parts of the account the members act through. */
 export interface MemberParts {
   readonly name: string | undefined;
-  readonly options: Pick<ResolvedOptions, 'clock' | 'dpop'>;
+  readonly options: Pick<ResolvedOptions, 'clock' | 'scheme'>;
   readonly client: TokenClient;
   readonly pairs: Pairs;
   readonly guards: Guards;
   readonly link: StoreLink;
-  readonly record: SharedRecord;
   readonly signIn: SignInState;
   readonly renewals: RenewalMachine;
   readonly reports: AccountReports;
 }
+
+const ignore = (): void => {};
 
 /** What `auth` (or `auth.account(name)`) does for one account, but `accessToken()`: the keeper's, as a request's. */
 export class AccountMembers implements Omit<TokenAuthAccount, 'accessToken'> {
@@ -42,7 +42,7 @@ export class AccountMembers implements Omit<TokenAuthAccount, 'accessToken'> {
     const { renewals, guards, link } = this.parts;
     // Without a renewal to wait for, it starts at once: `getState()` says `signing-in` as soon as this returns.
     if (renewals.renewal) await renewals.idle();
-    if (credentials) guards.refusals.forget();
+    if (credentials) guards.forgetRefusals();
     await renewals.wait(renewals.renew('manual', 'login', credentials));
     await link.settled();
   }
@@ -51,26 +51,27 @@ export class AccountMembers implements Omit<TokenAuthAccount, 'accessToken'> {
   async setTokens(tokens: ParsedTokens | TokenPair): Promise<void> {
     if (typeof tokens?.access !== 'string' || tokens.access === '')
       throw new TypeError('auth.setTokens: pass { access, refresh?, expiresIn? } with a non-empty `access` token.');
+    const { renewals, link, pairs, guards, options } = this.parts;
     const { dpopKey } = tokens as TokenPair;
-    if (this.parts.options.dpop && !dpopKey?.privateKey)
-      throw new TypeError(
-        'auth.setTokens: with `dpop`, pass the key the tokens are bound to as `dpopKey` (made by `createDpopKey` of `axios-token-keeper/dpop`, the key whose proofs obtained them).',
-      );
-    if (!this.parts.options.dpop && dpopKey)
-      throw new TypeError('auth.setTokens: a `dpopKey` was given, but `dpop` is off: attach with `dpop: true`.');
-    const { renewals, link, record, pairs } = this.parts;
-    const { work } = renewals;
+    options.scheme.checkTokens(tokens);
+    const { calls } = renewals;
     await renewals.idle();
     const turn = await link.turn();
     try {
       const { expiresAt } = tokens as TokenPair;
       const pair: TokenPair = {
         ...(expiresAt === undefined
-          ? work.pairFrom(tokens, undefined)
-          : { ...work.pairFrom({ access: tokens.access }, tokens.refresh), expiresAt }),
+          ? calls.pairFrom(tokens, undefined)
+          : { ...calls.pairFrom({ access: tokens.access }, tokens.refresh), expiresAt }),
         ...(dpopKey && { dpopKey }),
       };
-      await record.within(turn, () => work.adopt(pair, turn, pairs.epoch));
+      await turn.openRecord();
+      try {
+        guards.cookieCleared();
+        calls.keep(pair, turn, pairs.epoch);
+      } finally {
+        turn.closeRecord();
+      }
     } finally {
       await turn.end();
     }
@@ -85,24 +86,28 @@ export class AccountMembers implements Omit<TokenAuthAccount, 'accessToken'> {
   }
 
   async logout(): Promise<void> {
-    const { pairs, guards, renewals, signIn, link, record, reports } = this.parts;
+    const { pairs, guards, renewals, signIn, link, reports } = this.parts;
     const held = pairs.current?.pair ?? null;
     // Signed out here, and (in the record) for every holder; the next login may be another account, whose refusals
     // are its own: every holder forgets them.
     const markSignedOut = (): void => {
       pairs.drop();
-      guards.signedOut.signOut();
-      guards.refusals.forget();
+      guards.signOut();
     };
     pairs.signOut();
     markSignedOut();
-    renewals.word.cut();
+    renewals.wake();
     signIn.failed(undefined);
     // Under the store's lock: a renewal that another holder (tab, process) is running ends first, so that its pair
     // cannot land after the logout and log every holder back in. This holder's own renewal ends with LOGGED_OUT; the
     // turn's clear comes after the writes of the turns before it.
     const turn = await link.turn();
-    await record.within(turn, markSignedOut);
+    await turn.openRecord();
+    try {
+      markSignedOut();
+    } finally {
+      turn.closeRecord();
+    }
     await turn.clear();
     await turn.end();
     reports.logout();
@@ -122,7 +127,7 @@ export class AccountMembers implements Omit<TokenAuthAccount, 'accessToken'> {
   /** Where the sign-in stands; the first call reads the store, as a UI's first render needs. */
   getState(): TokenAuthState {
     const { link, signIn } = this.parts;
-    if (!link.loaded) void link.load().then(() => signIn.update());
+    if (!link.loaded) link.load().then(() => signIn.update(), ignore);
     return signIn.get();
   }
 
@@ -133,12 +138,24 @@ export class AccountMembers implements Omit<TokenAuthAccount, 'accessToken'> {
   /** Tells the server of the logout through `logoutRequest`, once; a failure is reported and thrown, after it. */
   private async tellLogout(pair: TokenPair | null): Promise<void> {
     const { client, name, options, reports } = this.parts;
-    const outcome: CallOutcome = { attempts: 0, status: undefined };
+    const attempts: CallGate & { count: number } = {
+      count: 0,
+      pass() {
+        this.count += 1;
+      },
+    };
     const started = options.clock();
     try {
-      await client.logout(pair, { account: name, outcome });
+      await client.logout(pair, { account: name, gate: attempts });
     } catch (error) {
-      const call = { reason: 'manual' as const, waiting: 0, durationMs: options.clock() - started, ...outcome };
+      const status = isTokenAuthError(error) ? error.status : undefined;
+      const call = {
+        reason: 'manual' as const,
+        waiting: 0,
+        durationMs: options.clock() - started,
+        attempts: attempts.count,
+        status,
+      };
       const told = isTokenAuthError(error)
         ? new TokenAuthError(
             error.code,

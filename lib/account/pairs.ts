@@ -1,9 +1,13 @@
 // The pairs of one account as this holder knows them: the pair in use and its generation, the pairs given up, the one
-// rule for taking another holder's pair, and the logout epoch that a logout moves on.
+// rule for taking another holder's pair, the logout epoch that a logout moves on, and what taking a pair into use
+// tells the rest of the account (its secrets, its events, its sign-in state, its guards).
 import { lifetimeOf } from '../token-calls/parse.js';
 import type { ResolvedOptions } from '../options/defaults.js';
 import type { TokenPair } from '../contract/store.js';
-import type { SignedOut } from './guards/signed-out.js';
+import type { SecretList } from '../support/redact.js';
+import type { Guards } from './guards/guards.js';
+import type { AccountReports } from './reports.js';
+import type { SignInState } from './sign-in-state.js';
 
 /**
  * The pair this holder uses now. `generation` numbers the pairs it has used, so that a request can tell whether the
@@ -47,15 +51,21 @@ export class Pairs {
   private inUse: PairInUse | null = null;
   private generation = 0;
   private epochCount = 0;
+  /** The generation of the pair in use when the service refused it and a renewal was started for it. */
+  private refusedGeneration = -1;
   /** The access tokens of the last pairs given up (replaced or dropped), newest last. */
   private readonly givenUpAccess: string[] = [];
-  /** Hears of each pair taken into use (`fromStore` when another holder obtained it) and of each drop (null). */
-  private onUse: (pair: TokenPair | null, fromStore: boolean) => void = () => undefined;
 
-  /** `signedOut`: the guard a pair in use clears, since a pair in use is a sign-in. */
   constructor(
     private readonly options: Pick<ResolvedOptions, 'clock' | 'marginFor'>,
-    private readonly signedOut: SignedOut,
+    private readonly parts: {
+      /** A pair in use is a sign-in: whoever signed out is signed in again. */
+      readonly guards: Guards;
+      /** The secrets of the pairs, masked wherever the account's errors surface. */
+      readonly secrets: SecretList;
+      readonly reports: AccountReports;
+      readonly signIn: SignInState;
+    },
   ) {}
 
   get current(): PairInUse | null {
@@ -65,11 +75,6 @@ export class Pairs {
   /** The logout epoch: a renewal or a request of an earlier one must not sign the account back in. */
   get epoch(): number {
     return this.epochCount;
-  }
-
-  /** Tells `listener` of each pair taken into use and each drop, once the account around them is built. */
-  listen(listener: (pair: TokenPair | null, fromStore: boolean) => void): void {
-    this.onUse = listener;
   }
 
   /**
@@ -99,19 +104,44 @@ export class Pairs {
     };
     this.giveUp();
     this.inUse = inUse;
+    const { guards, secrets, reports, signIn } = this.parts;
     // A pair in use, from this holder or another, is a sign-in: whoever signed out is signed in again.
-    this.signedOut.signIn();
-    this.onUse(pair, fromStore);
+    guards.signIn();
+    if (!secrets.remember(pair) && fromStore) reports.load(pair);
+    // A pair another holder (a tab) brought ends a failure here too. A renewal of this holder's tells the state once,
+    // as it ends, not as it takes its pair.
+    signIn.held(true);
     return inUse;
   }
 
-  /** Forgets the pair in use, so that no request carries it again; `fromStore` when another holder dropped it. */
-  drop(fromStore = false): void {
+  /** Forgets the pair in use, so that no request carries it again. */
+  drop(): void {
     if (!this.inUse) return;
     this.giveUp();
     this.inUse = null;
     this.generation += 1;
-    this.onUse(null, fromStore);
+    this.parts.signIn.held(false);
+  }
+
+  /**
+   * The service refused the pair of `generation` while valid, and a renewal is under way for it: until a pair replaces
+   * it, it is sent no more (see {@link usable}).
+   */
+  refused(generation: number): void {
+    if (this.inUse?.generation === generation) this.refusedGeneration = generation;
+  }
+
+  /** Whether a request may carry `inUse` now: not known to be expired, nor refused. */
+  usable(inUse: PairInUse): boolean {
+    return inUse.generation !== this.refusedGeneration && !this.expired(inUse);
+  }
+
+  /** How the pair in use stands for a request that needs one. */
+  standing(): 'none' | 'valid' | 'expired' | 'refused' {
+    const inUse = this.inUse;
+    if (!inUse) return 'none';
+    if (inUse.generation === this.refusedGeneration) return 'refused';
+    return this.expired(inUse) ? 'expired' : 'valid';
   }
 
   /** `auth.logout()`: the pair dropped, and the epoch moved on, so that nothing under way brings one back. */
@@ -136,11 +166,16 @@ export class Pairs {
     return this.options.clock() >= ('renewAt' in pair ? pair.renewAt : this.renewAt(pair));
   }
 
-  /** The pair in use, when it has not expired yet (its expiry, not its margin): it may still be sent. */
+  /** The pair in use, when it has not expired yet (its expiry, not its margin) nor been refused: it may still be sent. */
   stillValid(): PairInUse | undefined {
     const inUse = this.inUse;
     const expiresAt = inUse?.pair.expiresAt;
-    return inUse && expiresAt !== undefined && expiresAt > this.options.clock() ? inUse : undefined;
+    return inUse &&
+      inUse.generation !== this.refusedGeneration &&
+      expiresAt !== undefined &&
+      expiresAt > this.options.clock()
+      ? inUse
+      : undefined;
   }
 
   private giveUp(): void {

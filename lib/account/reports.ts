@@ -121,33 +121,13 @@ export class AccountReports {
     this.reports.emit('logout', {}, this.account);
   }
 
-  /** A renewal found the store down, and waits for it under `policy`: said once per outage. */
-  storeDown(policy: 'wait' | 'go-alone', waitMs: number): void {
-    const then =
-      policy === 'wait'
-        ? 'No token is generated without its word: the renewal and its requests wait for the store, up to ' +
-          `\`storeOutageWaitMs\` (${waitMs} ms) or a request's own \`timeout\`, then fail with STORE_UNAVAILABLE ` +
-          "(`whenStoreDown: 'wait'`)."
-        : 'The renewal tries the store again for a while within `storeOutageWaitMs` ' +
-          `(${waitMs} ms), then gets a pair of its own (\`whenStoreDown: 'go-alone'\`).`;
-    const message =
-      `The token store is down as a renewal${this.of()} fell due (its lock got no answer or failed, or another holder ` +
-      `kept it past the store's \`lockTimeoutMs\`). ${then} Requests with a valid token go on. Said once per outage.`;
-    this.reports.warn({ code: 'STORE_UNAVAILABLE', message }, this.account);
-  }
-
-  /** A renewal went on without the store's lock: said once per outage. */
-  wentAlone(): void {
-    const message =
-      `The token store's lock could not be taken as a renewal${this.of()} fell due, for as long as the renewal ` +
-      "waited (`whenStoreDown: 'go-alone'`): this holder got a pair of its own rather than send the refresh token the " +
-      'holders share, which the holder of the lock may have spent. It goes back to the ' +
-      "store's pair once the store answers. Said once per outage.";
-    this.reports.warn({ code: 'STORE_LOCK_MISSED', message }, this.account);
+  /** Says `warning` of this account: see {@link Reports.warn}. */
+  warn(warning: TokenAuthEvents['warning']): void {
+    this.reports.warn(warning, this.account);
   }
 
   /** The account in a message: ` of account "name"`, or nothing for the default one. */
-  private of(): string {
+  get of(): string {
     return this.account === undefined ? '' : ` of account "${this.account}"`;
   }
 }

@@ -3,8 +3,6 @@
 import type { TokenAuthError } from '../contract/errors.js';
 import type { TokenAuthState, TokenAuthStatus } from '../contract/handle.js';
 import { Emitter } from '../support/emitter.js';
-import type { Pairs } from './pairs.js';
-import type { StoreLink } from './store/link.js';
 
 /** The snapshots of {@link TokenAuth.getState}, one per change, and their listeners. */
 export class SignInState {
@@ -12,12 +10,19 @@ export class SignInState {
   private failure: TokenAuthError | undefined;
   /** A renewal (a login, a token call, a read of the store) is under way. */
   private renewing = false;
+  /** A pair is in use. */
+  private holds = false;
+  /** The store has been read once (busy until then). */
+  private read: boolean;
   /** Since when the renewal under way waits for a store that is down, if it does. */
   private storeDownSince: number | undefined;
   private readonly changes = new Emitter<{ change: undefined }>();
 
-  /** `pairs` says whether a pair is held; `link`, whether the store has been read yet (busy until then). */
-  constructor(private readonly parts: { pairs: Pairs; link: StoreLink }) {}
+  /** `loaded`: nothing is to be read first (no store other holders share). */
+  constructor({ loaded }: { loaded: boolean }) {
+    this.read = loaded;
+    if (!loaded) this.snapshot = { status: 'signing-in' };
+  }
 
   /** The snapshot now: the same object as before unless something changed. */
   get(): TokenAuthState {
@@ -53,16 +58,34 @@ export class SignInState {
     this.update();
   }
 
-  /** The last renewal failed with `error` (undefined: the failure is over: a pair came, or a logout); `update`d. */
-  failed(error: TokenAuthError | undefined, update = true): void {
+  /** The last renewal failed with `error` (undefined: the failure is over: a pair came, or a logout). */
+  failed(error: TokenAuthError | undefined): void {
     this.failure = error;
-    if (update) this.update();
+    this.update();
+  }
+
+  /**
+   * A pair was taken into use (`held`), or the one in use dropped. A pair ends a failure, from this holder or another;
+   * a renewal of this holder's tells the state once, as it ends, not as it takes its pair.
+   */
+  held(held: boolean): void {
+    this.holds = held;
+    if (held) this.failure = undefined;
+    if (!this.renewing) this.update();
+  }
+
+  /**
+   * The store was read for the first time: the state says so at the next {@link update} (a renewal that starts at once
+   * says `signing-in` with no `signed-out` between).
+   */
+  loaded(): void {
+    this.read = true;
   }
 
   /** Takes the facts again, and makes a new snapshot, told to the listeners, if they changed what it says. */
   update(): void {
-    const held = this.parts.pairs.current !== null;
-    const busy = this.renewing || !this.parts.link.loaded;
+    const held = this.holds;
+    const busy = this.renewing || !this.read;
     const { storeDownSince } = this;
     const status: TokenAuthStatus = held ? (busy ? 'renewing' : 'signed-in') : busy ? 'signing-in' : 'signed-out';
     const error = busy ? undefined : this.failure;

@@ -134,16 +134,13 @@ export interface AccountRecord {
   /** After this (epoch ms) the record says nothing any more: every pause, back-off and spent call has lapsed. */
   readonly expiresAt: number;
   /**
-   * The login pause after a rejected login, when there is one: a store that tells the holders waiting for its lock
-   * of a pause (`subscribeAccount`) reads `until`, the pause's end (epoch ms).
+   * Until when (epoch ms) the record halts the renewals that could only log in (a login pause after a rejected login):
+   * a store that tells the holders waiting for its lock of a halt (`subscribeAccount`) reads it. 0 or absent: none.
    */
-  readonly loginPause: {
-    /** The pause's end (epoch ms). */
-    readonly until: number;
-  } | null;
+  readonly haltsUntil?: number;
   /**
-   * The other guards' states (the refusals renewing did not cure, the budget spent, refused refresh tokens by their
-   * fingerprints, a logout): the plugin's own, which a store keeps as they are.
+   * The guards' states (the login pause, the refusals renewing did not cure, the budget spent, refused refresh tokens
+   * by their fingerprints, a logout): the plugin's own, which a store keeps as they are.
    */
   readonly [guard: string]: unknown;
 }

@@ -1,12 +1,17 @@
-// The work of DPoP, loaded by link.ts at the first call that needs it: keys made, and each marked request or token
+// The work of DPoP, loaded by scheme.ts at the first call that needs it: keys made, and each marked request or token
 // call sent with a fresh proof, the servers' nonces learnt from every answer, and a `use_dpop_nonce` refusal tried once
 // more with the nonce it gave. That one more try is below everything else: no refusal, no renewal, no budget.
 import { isAxiosError } from 'axios';
 import type { AxiosAdapter, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import type { DpopAlgorithm, DpopKey } from '../contract/dpop.js';
 import { createDpopKey } from './key.js';
-import type { DpopTarget } from './link.js';
 import { DpopProofs, isNonceChallenge } from './proof.js';
+
+/** What a request or a token call carries its proof for: the key, and the access token it carries, if any. */
+export interface DpopTarget {
+  readonly key: DpopKey;
+  readonly accessToken?: string | undefined;
+}
 
 export class DpopRuntime {
   private readonly proofs: DpopProofs;
@@ -20,8 +25,9 @@ export class DpopRuntime {
   }
 
   /**
-   * Sends `config` by `adapter` with a proof for `target` at `url` (link.ts imports this module, never the reverse); a nonce asked for, once more with it, when its
-   * body can go again (`replayable`).
+   * Sends `config` by `adapter` with a proof for `target` at `url`; a nonce asked for, once more with it, when its body
+   * can go again (`replayable`). The proof is for that one send: it leaves the config once the send is over, so that no
+   * error or answer the app is given carries it.
    */
   async send(
     adapter: AxiosAdapter,
@@ -47,6 +53,8 @@ export class DpopRuntime {
           offered !== used &&
           isNonceChallenge(response!.status, header(response!, 'www-authenticate'), json(response!.data));
         if (!challenge || tries > 1 || !replayable) throw error;
+      } finally {
+        config.headers.delete('DPoP');
       }
     }
   }

@@ -2,6 +2,7 @@
 // expected, before anything is sent.
 import type { AxiosInstance } from 'axios';
 import { credentialsProblem } from '../token-calls/credentials.js';
+import { kindOf } from '../support/kind.js';
 import { originOf, pageAddress } from '../support/url.js';
 import type { TokenAuthOptions } from '../contract/options.js';
 import type { TokenBudgetLimits } from '../contract/calls.js';
@@ -46,15 +47,6 @@ const LONGEST_TIMER_MS = 2_147_483_647;
 
 export function fail(message: string): never {
   throw new TypeError(`attachTokenAuth: ${message}`);
-}
-
-/** A value's kind, as a message about a bad option names it: "the string …", "a number", "an array". */
-export function kindOf(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string'
-    ? `the string "${value.slice(0, 40)}"`
-    : `${typeof value === 'object' ? 'an' : 'a'} ${typeof value}`;
 }
 
 function checkKeys(options: object): void {
@@ -148,24 +140,6 @@ export function checkKinds(options: TokenAuthOptions): void {
   for (const name of ['allowInsecureHttp', 'refreshTokenInCookie'] as const)
     if (options[name] !== undefined && typeof options[name] !== 'boolean')
       fail(`\`${name}\` must be true or false, got ${kindOf(options[name])}.`);
-  checkDpop(options);
-}
-
-/** `dpop`: true, false, or `{ algorithm }` of ES256 or EdDSA; not beside `applyToken`, which would put the token on. */
-function checkDpop({ dpop, applyToken }: TokenAuthOptions): void {
-  if (dpop === undefined || dpop === false) return;
-  if (dpop !== true) {
-    if (typeof dpop !== 'object' || dpop === null || Array.isArray(dpop))
-      fail(`\`dpop\` must be true, false or { algorithm: 'ES256' | 'EdDSA' }, got ${kindOf(dpop)}.`);
-    for (const key of Object.keys(dpop))
-      if (key !== 'algorithm') fail(`\`dpop\` takes { algorithm } alone, got \`${key}\`.`);
-    if (dpop.algorithm !== undefined && dpop.algorithm !== 'ES256' && dpop.algorithm !== 'EdDSA')
-      fail(`\`dpop.algorithm\` must be 'ES256' or 'EdDSA', got ${kindOf(dpop.algorithm)}.`);
-  }
-  if (applyToken !== undefined)
-    fail(
-      '`dpop` puts the token on each request itself (`Authorization: DPoP <access>` with its proof): leave out `applyToken`.',
-    );
 }
 
 /** The user's options over DEFAULTS: every option that has a default has a value. */

@@ -3,7 +3,7 @@ import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
 import { parseTokenBody } from '../token-calls/parse.js';
 import type { TokenStore } from '../contract/store.js';
 import type { TokenAuthOptions } from '../contract/options.js';
-import type { DpopLink } from '../dpop/link.js';
+import type { TokenScheme } from '../token-calls/scheme.js';
 import type { CredentialsSource, TokenBudgetLimits, TokenCallRequest } from '../contract/calls.js';
 
 /**
@@ -83,8 +83,8 @@ export type ResolvedOptions = Required<
     | 'dpop'
   >
 > & {
-  /** `dpop`, when it is on: its algorithm, and its code, loaded at the first call. */
-  dpop: DpopLink | undefined;
+  /** How a pair goes on the wire: Bearer through `applyToken`, or DPoP with `dpop`. Chosen once, at attach. */
+  scheme: TokenScheme;
   accountOf?: TokenAuthOptions['accountOf'];
   credentials?: CredentialsSource;
   loginRequest?: TokenAuthOptions['loginRequest'];

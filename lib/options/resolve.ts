@@ -3,7 +3,8 @@ import type { AxiosInstance } from 'axios';
 import { originOf } from '../support/url.js';
 import type { TokenAuthOptions } from '../contract/options.js';
 import { checkedAuthBaseURL, checkKinds, checkValues, resolveBudget } from './checks.js';
-import { DpopLink } from '../dpop/link.js';
+import { dpopScheme } from '../dpop/scheme.js';
+import { bearer } from '../token-calls/scheme.js';
 import { DEFAULTS } from './defaults.js';
 import type { ResolvedOptions } from './defaults.js';
 
@@ -25,9 +26,10 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
       (merged.refreshTokenInCookie
         ? (refreshToken) => (refreshToken === '' ? {} : DEFAULTS.refreshRequest(refreshToken))
         : DEFAULTS.refreshRequest),
-    dpop: merged.dpop
-      ? new DpopLink(merged.dpop === true ? 'ES256' : (merged.dpop.algorithm ?? 'ES256'), merged.clock)
-      : undefined,
+    // The token scheme, chosen here once: DPoP with `dpop`, else Bearer through `applyToken`.
+    scheme:
+      dpopScheme({ dpop: defined.dpop, applyToken: defined.applyToken, store: defined.store, clock: merged.clock }) ??
+      bearer(merged.applyToken),
     authBaseURL,
     authBaseURLFromBaseURL: merged.authBaseURL === undefined,
     // Without `origins`, the instance's baseURL is read as each request goes: only authBaseURL's is fixed.

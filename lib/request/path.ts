@@ -9,8 +9,6 @@ import type { PairInUse } from '../account/pairs.js';
 import type { Reports } from '../account/reports.js';
 import type { ResolvedOptions } from '../options/defaults.js';
 import { sendWithin, startDeadline } from '../support/abort.js';
-import { proveWith } from '../dpop/link.js';
-import type { TokenPair } from '../contract/store.js';
 import type { OriginPolicy } from './origins.js';
 import { RedirectGuards } from './redirects.js';
 import { RefusalDecision } from './refusal.js';
@@ -81,14 +79,17 @@ export class RequestPath {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     this.redirects.guard(config, account);
-    startDeadline(config, this.parts.options.clock());
-    if (account.name === undefined) return this.authorize(adapter, config, account);
+    const { clock, scheme } = this.parts.options;
+    startDeadline(config, clock());
+    // The scheme's adapter over the request's own (the same one for every request on it: made once per adapter).
+    const schemed = scheme.adapter(adapter);
+    if (account.name === undefined) return this.authorize(schemed, config, account);
     // A named account may be dropped to make room for others, but not while a request of its own is under way.
     account.inFlight += 1;
     const done = (): void => {
       account.inFlight -= 1;
     };
-    const sent = this.authorize(adapter, config, account);
+    const sent = this.authorize(schemed, config, account);
     sent.then(done, done);
     return sent;
   };
@@ -124,8 +125,8 @@ export class RequestPath {
     waited: boolean,
   ): Promise<AxiosResponse> {
     const { options } = this.parts;
-    const send = this.withToken(adapter, config, inUse.pair);
-    const sent = waited ? sendWithin(send, config, options.clock) : send(config);
+    options.scheme.authorize(config, inUse.pair);
+    const sent = waited ? sendWithin(adapter, config, options.clock) : adapter(config);
     // A replay accepted is a renewal that cured a refusal, which the back-off waits for; a first send is not.
     const answered =
       ticket.replays > 0
@@ -135,21 +136,6 @@ export class RequestPath {
           })
         : sent;
     return answered.catch((error: unknown) => this.again(error, adapter, config, ticket));
-  }
-
-  /**
-   * Puts `pair`'s access token on `config`, and gives the adapter that sends it: `applyToken`'s way, or, with `dpop`,
-   * `Authorization: DPoP <access>` and the adapter that adds the proof of the pair's key.
-   */
-  private withToken(adapter: AxiosAdapter, config: InternalAxiosRequestConfig, pair: TokenPair): AxiosAdapter {
-    const { dpop, applyToken } = this.parts.options;
-    if (!dpop) {
-      applyToken(config, pair.access);
-      return adapter;
-    }
-    config.headers.Authorization = `DPoP ${pair.access}`;
-    if (pair.dpopKey) proveWith(config, { key: pair.dpopKey, accessToken: pair.access });
-    return dpop.wrap(adapter);
   }
 
   /** A send that failed: again with the pair the decision gives, or its refusal for the caller. */

@@ -133,7 +133,7 @@ export class RefusalDecision {
       case 'failed':
         throw standing.error;
       case 'renew':
-        return account.renewForRefusal(config);
+        return account.renewForRefusal(ticket, config);
     }
   }
 

@@ -1,5 +1,5 @@
 // The account's record as a store holds it: a version-1 record whose `expiresAt` says until when it says anything, and
-// whose login pause a store may announce. Its guards' fields are the plugin's, which checks them as it reads them back:
+// whose halt (`haltsUntil`, a login pause) a store may announce. Its guards' fields are the plugin's, which checks them as it reads them back:
 // a leaf, which the stores and the link to them share.
 import type { AccountRecord, TokenStore } from '../contract/store.js';
 
@@ -12,12 +12,12 @@ export function keepsAccount(store: TokenStore | undefined): boolean {
 }
 
 /**
- * The record pauses logins now: what a store announces to the holders waiting for its lock (`subscribeAccount`), where
- * a message to every holder costs.
+ * The record halts the renewals that could only log in, now: what a store announces to the holders waiting for its
+ * lock (`subscribeAccount`), where a message to every holder costs.
  */
 export function pausesLogins(record: AccountRecord): boolean {
-  const pause = record.loginPause;
-  return typeof pause?.until === 'number' && pause.until > Date.now();
+  const until = record.haltsUntil;
+  return typeof until === 'number' && until > Date.now();
 }
 
 /**
@@ -25,12 +25,10 @@ export function pausesLogins(record: AccountRecord): boolean {
  * treats it as no record: the guards start afresh, for the record only holds a fleet back).
  */
 export function accountRecordIn(data: unknown): AccountRecord | undefined {
-  const record = data as { version?: unknown; expiresAt?: unknown; loginPause?: unknown } | null;
+  const record = data as { version?: unknown; expiresAt?: unknown; haltsUntil?: unknown } | null;
   if (record === null || typeof record !== 'object' || record.version !== 1) return undefined;
   if (typeof record.expiresAt !== 'number' || !Number.isFinite(record.expiresAt)) return undefined;
-  const pause = record.loginPause;
-  if (pause !== null && (typeof pause !== 'object' || typeof (pause as { until?: unknown }).until !== 'number'))
-    return undefined;
+  if (record.haltsUntil !== undefined && typeof record.haltsUntil !== 'number') return undefined;
   return record as AccountRecord;
 }
 

@@ -172,9 +172,8 @@ export class Mask {
       // Keep the scheme ("Bearer"), mask the credential, whatever it is; a value without a scheme goes whole.
       if (/^(authorization|proxy-authorization)$/i.test(name))
         masked.set(name, `${typeof value === 'string' ? (/^\S+\s/.exec(value)?.[0] ?? '') : ''}${REDACTED}`);
-      // A cookie may be the refresh token itself (a session forwarded by a server, or set by a login), and a DPoP proof
-      // may go again while it is fresh: each goes whole.
-      else if (/^(cookie|set-cookie|dpop)$/i.test(name)) masked.set(name, REDACTED);
+      // A cookie may be the refresh token itself (a session forwarded by a server, or set by a login): it goes whole.
+      else if (/^(cookie|set-cookie)$/i.test(name)) masked.set(name, REDACTED);
       else if (typeof value === 'string') masked.set(name, this.text(value));
     }
     return masked;
@@ -182,8 +181,6 @@ export class Mask {
 
   private config<C extends AxiosRequestConfig>(config: C): C {
     const copy: C = { ...config, headers: this.headers(config.headers) };
-    // What a request's DPoP proof is made for (dpop/link.ts): its access token and key stay out of any error.
-    delete (copy as Record<string, unknown>).axiosTokenKeeperDpop;
     if (typeof config.url === 'string') copy.url = this.text(config.url);
     if (config.params !== undefined) copy.params = this.data(config.params);
     // A stream body keeps a reference to the request it was piped into, headers and all; it cannot be sent again.

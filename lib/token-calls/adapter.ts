@@ -1,13 +1,13 @@
-// The adapter of the token calls' private instance: each call with its DPoP proof (with `dpop`), each bounded by a
-// clock of the plugin's own.
+// The adapter of the token calls' private instance: the call layers (the scheme's, a client authentication's) over the
+// platform's adapter, each call bounded by a clock of the plugin's own.
 import { AxiosError } from 'axios';
 import type { AxiosAdapter } from 'axios';
-import type { DpopLink } from '../dpop/link.js';
 import { settle } from '../support/deadline.js';
+import type { CallLayer } from './scheme.js';
 
-/** `adapter`, with `dpop` each call sent with its proof. */
-export function withProofs(adapter: AxiosAdapter, dpop: DpopLink | undefined): AxiosAdapter {
-  return dpop ? dpop.wrap(adapter) : adapter;
+/** `adapter` with `layers` laid over it, the first outermost. */
+export function layered(adapter: AxiosAdapter, ...layers: Array<CallLayer | undefined>): AxiosAdapter {
+  return layers.reduceRight<AxiosAdapter>((next, layer) => (layer ? layer(next) : next), adapter);
 }
 
 /**

@@ -3,11 +3,9 @@ import type { AxiosInstance, AxiosRequestConfig, InternalAxiosRequestConfig } fr
 import { base64FromUtf8 } from '../support/base64.js';
 import type { TokenOperation, TokenPair } from '../contract/store.js';
 import type { TokenAuthOptions } from '../contract/options.js';
-import { describeShape, tokenTypeOf } from './parse.js';
-import { DPOP_TARGET } from '../dpop/link.js';
-import type { DpopLink } from '../dpop/link.js';
-import { bounded, withProofs } from './adapter.js';
-import type { DpopKey } from '../contract/dpop.js';
+import { describeShape } from './parse.js';
+import { bounded, layered } from './adapter.js';
+import type { Binding, TokenScheme } from './scheme.js';
 import { Mask } from '../support/redact.js';
 import { TokenAuthError } from '../contract/errors.js';
 import { callFailure, MAX_ANSWER_BYTES } from './failure.js';
@@ -17,40 +15,45 @@ import { basicSecrets, secretsIn, stringsIn } from './secrets.js';
 import type { Credentials, LogoutRequest, ParsedTokens } from '../contract/calls.js';
 
 /**
- * Called by each attempt of a call of the private instance as it leaves, first try and retries alike: it passes the
- * call's gate (which the URL cannot tell when the login and the token call share an endpoint, as in OAuth2) and counts
- * the attempt. A function under a string key, which every axios version's config merges pass on as it is.
+ * What a call of the private instance is for, on its config under a string key, which every axios version's config
+ * merges pass on as it is (a symbol or a WeakMap would not survive them; a function is not copied as an object would
+ * be): its gate, and its scheme's binding. The call
+ * layers read it (see {@link callOf}); nothing of it ever reaches an error (see failure.ts).
  */
-const ATTEMPT = 'axiosTokenKeeperAttempt';
-type AttemptConfig = InternalAxiosRequestConfig & { [ATTEMPT]?: () => void };
+const CALL = 'axiosTokenKeeperCall';
 
 /**
- * What a login or token call came to, filled in as it goes: the attempts that left (retries included; none when the
- * gate refused the first), and the HTTP status of the answer that ended it, if one did.
- */
-export interface CallOutcome {
-  attempts: number;
-  status: number | undefined;
-}
-
-/**
- * What each attempt of a login or token call passes as it leaves, first try and retries alike: the account's budget,
- * which counts it, and the lease of the store's lock the renewal holds. It refuses the attempt by throwing, and the
- * call fails with that error as it is.
+ * What each attempt of a login or token call passes as it leaves, first try and retries alike: the account's gates,
+ * which count it, and the lease of the store's lock the renewal holds. It refuses the attempt by throwing, and the call
+ * fails with that error as it is. The one question the token calls ask back up, as each attempt leaves.
  */
 export interface CallGate {
-  pass(operation: TokenOperation): void;
+  pass(operation: Operation): void;
 }
 
-/**
- * Whose call it is: the account (undefined: the default one), what its attempts pass, and what it came to; with
- * `dpop`, the key its proofs are signed with.
- */
+/** Whose call it is: the account (undefined: the default one), what its attempts pass, and its scheme's binding. */
 export interface CallContext {
-  account: string | undefined;
-  gate: CallGate | undefined;
-  outcome: CallOutcome;
-  dpopKey?: DpopKey | undefined;
+  readonly account: string | undefined;
+  readonly gate: CallGate | undefined;
+  readonly binding?: Binding | undefined;
+}
+
+/** What a call of the private instance is for: see {@link CALL}. */
+export interface CallOf {
+  readonly operation: Operation;
+  readonly gate: CallGate | undefined;
+  readonly binding: Binding | undefined;
+}
+
+/** What `config`, a call of the private instance as a call layer sees it, is for. */
+export function callOf(config: InternalAxiosRequestConfig): CallOf | undefined {
+  return (config as InternalAxiosRequestConfig & { [CALL]?: () => CallOf })[CALL]?.();
+}
+
+/** A token answer: the tokens read from it, and its HTTP status. */
+export interface Answer {
+  readonly tokens: ParsedTokens;
+  readonly status: number;
 }
 
 /** What the token calls are made with: the options they read, as attach resolved them. */
@@ -68,8 +71,8 @@ export interface TokenCallOptions {
   tokenTimeoutMs: number;
   tokenRetries: number;
   tokenRetryDelayMs: number;
-  /** `dpop`, when it is on: each login and token call carries a proof by the key of its context. */
-  dpop: DpopLink | undefined;
+  /** The token scheme: what it lays over each call, and the answers it can use. */
+  scheme: Pick<TokenScheme, 'callLayer' | 'checkAnswer'>;
 }
 
 /**
@@ -88,7 +91,7 @@ export class TokenClient {
       // A token answer is a few hundred bytes; a huge one is a fault, not something to hold in memory.
       maxContentLength: MAX_ANSWER_BYTES,
       headers: { Accept: 'application/json' },
-      adapter: bounded(withProofs(getAdapter(axios.defaults.adapter), options.dpop), options.tokenTimeoutMs),
+      adapter: bounded(layered(getAdapter(axios.defaults.adapter), options.scheme.callLayer), options.tokenTimeoutMs),
     });
     // axios.create() copies axios.defaults, and an application may have put its own Authorization there.
     for (const headers of Object.values(this.http.defaults.headers) as Array<Record<string, unknown>>) {
@@ -96,7 +99,8 @@ export class TokenClient {
     }
     // Every call that leaves, first tries and retries alike, passes its gate; past the budget, none leaves.
     this.http.interceptors.request.use((config) => {
-      (config as AttemptConfig)[ATTEMPT]?.();
+      const call = callOf(config);
+      call?.gate?.pass(call.operation);
       return config;
     });
     retryCalls(this.http, {
@@ -128,10 +132,10 @@ export class TokenClient {
   }
 
   /**
-   * The login call of `context.account` (undefined: the default one); `context.outcome` is filled in as it goes, and
-   * `context.gate` passes each attempt, or refuses it.
+   * The login call of `context.account` (undefined: the default one); `context.gate` passes each attempt, or refuses
+   * it.
    */
-  login(credentials: Credentials, context: CallContext): Promise<ParsedTokens> {
+  login(credentials: Credentials, context: CallContext): Promise<Answer> {
     const { account } = context;
     const url = this.options.loginPath;
     const custom = this.options.loginRequest;
@@ -160,7 +164,7 @@ export class TokenClient {
    * The token call; `refreshToken` undefined when the refresh token lives in a cookie the plugin cannot see. `context`
    * as for the login.
    */
-  refresh(refreshToken: string | undefined, context: CallContext): Promise<ParsedTokens> {
+  refresh(refreshToken: string | undefined, context: CallContext): Promise<Answer> {
     const { account } = context;
     const cookie = this.options.refreshTokenInCookie;
     const {
@@ -181,9 +185,9 @@ export class TokenClient {
 
   /**
    * The logout call `logoutRequest` makes of `pair` (the pair held, or null), if it makes one: once, never retried,
-   * outside the budget (it generates no token). `outcome` is filled in as it goes.
+   * outside the budget (it generates no token); `context.gate` counts it.
    */
-  async logout(pair: TokenPair | null, { account, outcome }: Omit<CallContext, 'gate'>): Promise<void> {
+  async logout(pair: TokenPair | null, { account, gate }: CallContext): Promise<void> {
     const tokens = [pair?.access, pair?.refresh].filter((token): token is string => token !== undefined);
     let request: LogoutRequest | null | undefined;
     try {
@@ -194,7 +198,7 @@ export class TokenClient {
     if (!request) return;
     const { path: url, data, headers, params, withCredentials = this.options.refreshTokenInCookie } = request;
     const secrets = [...tokens, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
-    await this.send('logout', { url, data, headers, params, withCredentials }, secrets, { gate: undefined, outcome });
+    await this.send('logout', { url, data, headers, params, withCredentials }, secrets, { gate, binding: undefined });
   }
 
   /** Sends a call of `operation` and gives its answer; a failure as the TokenAuthError that names it. */
@@ -202,33 +206,36 @@ export class TokenClient {
     operation: Operation,
     config: AxiosRequestConfig,
     sent: string[],
-    { gate, outcome, dpopKey }: Omit<CallContext, 'account'>,
+    { gate, binding }: Omit<CallContext, 'account'>,
   ): Promise<{ body: unknown; status: number }> {
     /** What the gate threw: the call fails with it as it is. */
     let refused: { error: unknown } | undefined;
+    const call: CallOf = {
+      operation,
+      binding,
+      // A call the gate refuses throws here, before it leaves, and is no attempt; nor is any retry after it.
+      gate: gate && {
+        pass(name) {
+          try {
+            gate.pass(name);
+          } catch (error) {
+            refused = { error };
+            throw error;
+          }
+        },
+      },
+    };
     try {
       const { data: body, status } = await this.http.request<unknown>({
         ...config,
         method: 'POST',
         // The logout goes once: the tokens are dropped already, and a user waits for the sign-out.
         ...(operation === 'logout' && { 'axios-retry': { retries: 0 } }),
-        ...(dpopKey && { [DPOP_TARGET]: { key: dpopKey } }),
-        // A call the gate refuses throws here, before it leaves, and is no attempt; nor is any retry after it.
-        [ATTEMPT]: () => {
-          try {
-            if (operation !== 'logout') gate?.pass(operation);
-          } catch (error) {
-            refused = { error };
-            throw error;
-          }
-          outcome.attempts += 1;
-        },
+        [CALL]: () => call,
       } as AxiosRequestConfig);
-      outcome.status = status;
       return { body, status };
     } catch (error) {
       if (refused) throw refused.error;
-      outcome.status = axios.isAxiosError(error) ? error.response?.status : undefined;
       const place = {
         operation,
         url: this.address(config),
@@ -244,7 +251,7 @@ export class TokenClient {
     config: AxiosRequestConfig,
     sent: string[],
     context: CallContext,
-  ): Promise<ParsedTokens> {
+  ): Promise<Answer> {
     const where = `POST ${this.address(config)}`;
     const { body, status } = await this.send(operation, config, sent, context);
     let parsed: ParsedTokens | null | undefined;
@@ -255,14 +262,7 @@ export class TokenClient {
       // A parser may quote the answer it could not read, and the answer may hold tokens.
       cause = error instanceof Error ? new Mask([...sent, ...stringsIn(body)]).copy(error) : undefined;
     }
-    const tokenType = this.options.dpop && tokenTypeOf(body);
-    if (tokenType && !/^dpop$/i.test(tokenType))
-      throw new TokenAuthError(
-        'TOKEN_RESPONSE_INVALID',
-        `The token service answered ${where} with a token of type ${tokenType.slice(0, 20)}, not DPoP: it did not bind the token to the key of \`dpop\` (a service without DPoP, or one that does not offer it to this client). ` +
-          'Turn DPoP on for this client at the service, or leave out `dpop`.',
-        { status },
-      );
+    this.options.scheme.checkAnswer(body, where, status);
     if (typeof parsed?.access !== 'string' || parsed.access === '') {
       throw new TokenAuthError(
         'TOKEN_RESPONSE_INVALID',
@@ -271,6 +271,6 @@ export class TokenClient {
         { cause, status },
       );
     }
-    return parsed;
+    return { tokens: parsed, status };
   }
 }

@@ -4,13 +4,14 @@
 import { TokenAuthError } from '../../contract/errors.js';
 import type { TokenBudgetLimits } from '../../contract/calls.js';
 import type { TokenOperation } from '../../contract/store.js';
-import { INVALID, isNumbers, isObject } from './guard.js';
-import type { Guard, GuardedCall } from './guard.js';
+import type { Gate, GuardedCall } from './gate.js';
+import { INVALID, isNumbers, isObject } from './record-part.js';
+import type { RecordPart } from './record-part.js';
 
 /** The calls spent in the window, as the account's record keeps them: when each left (epoch ms). */
 export type SpentCalls = Record<TokenOperation, number[]>;
 
-export class Budget implements Guard<SpentCalls> {
+export class Budget implements Gate, RecordPart<SpentCalls> {
   readonly field = 'spent';
   private spent: SpentCalls = { login: [], refresh: [] };
 

@@ -1,13 +1,14 @@
 // The refresh token the browser keeps in an HttpOnly cookie, refused by the token call: no more such calls until a pair
 // comes (a login, or another holder's). Only with `refreshTokenInCookie`.
 import type { TokenAuthError } from '../../contract/errors.js';
-import { INVALID } from './guard.js';
-import type { Guard, GuardedCall } from './guard.js';
+import type { Gate, GuardedCall } from './gate.js';
+import { INVALID } from './record-part.js';
+import type { RecordPart } from './record-part.js';
 
 /** How long the record keeps the refusal after it. */
 const KEPT_MS = 24 * 3_600_000;
 
-export class CookieRefusal implements Guard<boolean> {
+export class CookieRefusal implements Gate, RecordPart<boolean> {
   readonly field = 'cookieRefreshRefused';
   private refused = false;
   private at = 0;

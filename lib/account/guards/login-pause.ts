@@ -3,8 +3,9 @@
 // 16 times the base; a successful login ends it. A person's typed sign-in neither waits for it nor starts it.
 import { TokenAuthError } from '../../contract/errors.js';
 import type { TokenAuthErrorCode } from '../../contract/errors.js';
-import { INVALID, isNumber, isObject } from './guard.js';
-import type { Guard, GuardedCall } from './guard.js';
+import type { Gate, GuardedCall } from './gate.js';
+import { INVALID, isNumber, isObject } from './record-part.js';
+import type { RecordPart } from './record-part.js';
 
 /** The pause as the account's record keeps it. */
 export interface LoginPauseState {
@@ -25,7 +26,7 @@ export interface LoginPauseState {
 /** The codes of a rejection that retrying does not cure. */
 const REJECTIONS: ReadonlySet<TokenAuthErrorCode> = new Set(['LOGIN_REJECTED', 'TOKEN_ENDPOINT_NOT_FOUND']);
 
-export class LoginPause implements Guard<LoginPauseState | null> {
+export class LoginPause implements Gate, RecordPart<LoginPauseState | null> {
   readonly field = 'loginPause';
   private block: { until: number; error: TokenAuthError; rejections: number; by: string } | null = null;
 
@@ -84,6 +85,11 @@ export class LoginPause implements Guard<LoginPauseState | null> {
 
   until(): number {
     return this.block?.until ?? 0;
+  }
+
+  /** Automatic logins wait until the pause's end: a store tells the holders waiting for its lock. */
+  halts(): number {
+    return this.until();
   }
 
   parse(value: unknown): LoginPauseState | null | typeof INVALID {

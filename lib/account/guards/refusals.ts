@@ -1,8 +1,8 @@
 // The refusals renewing did not cure: a 401 that a renewal does not cure (a permission, not an expiry) must not cost a
 // token call per refused request. What a refusal means (a permission of one endpoint, or refusals in general), and so
 // whether renewing for one may cure it now.
-import { INVALID, isNumber, isObject } from './guard.js';
-import type { Guard } from './guard.js';
+import { INVALID, isNumber, isObject } from './record-part.js';
+import type { RecordPart } from './record-part.js';
 
 /** Refusals that renewing did not cure, as the account's record keeps them. */
 export interface RefusalMemory {
@@ -152,7 +152,7 @@ export class RenewalBackoff {
  * What a refusal means, from the two memories above: a permission of one endpoint, or refusals in general; and so
  * whether renewing for one may cure it now. The one object the renewal consults about refusals.
  */
-export class Refusals implements Guard<RefusalMemory> {
+export class Refusals implements RecordPart<RefusalMemory> {
   readonly field = 'refusals';
   private readonly endpoints: UncuredEndpoints;
   private readonly backoff: RenewalBackoff;

@@ -1,8 +1,9 @@
 // The refresh tokens the token call refused, for any holder of the store: a holder that still holds one logs in rather
 // than send it again. The record keeps their fingerprints, never the tokens.
 import type { TokenAuthError } from '../../contract/errors.js';
-import { INVALID } from './guard.js';
-import type { Guard, GuardedCall } from './guard.js';
+import type { Gate, GuardedCall } from './gate.js';
+import { INVALID } from './record-part.js';
+import type { RecordPart } from './record-part.js';
 
 /** How many refused refresh tokens the record remembers, and for how long after the last. */
 const KEPT = 8;
@@ -25,7 +26,7 @@ export function fingerprint(token: string): string {
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
 }
 
-export class RefusedRefresh implements Guard<string[]> {
+export class RefusedRefresh implements Gate, RecordPart<string[]> {
   readonly field = 'refusedRefresh';
   private prints: string[] = [];
   /** When the last was refused (epoch ms), or as the record it came from lets tell. */

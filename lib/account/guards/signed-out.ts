@@ -2,8 +2,9 @@
 // process or tab sharing the store, until a sign-in (a pair taken into use: `login()`, `setTokens()`, `refresh()`).
 import { signedOut } from '../../contract/errors.js';
 import type { TokenAuthError } from '../../contract/errors.js';
-import { INVALID, isNumber } from './guard.js';
-import type { Guard, GuardedCall } from './guard.js';
+import type { Gate, GuardedCall } from './gate.js';
+import { INVALID, isNumber } from './record-part.js';
+import type { RecordPart } from './record-part.js';
 
 /**
  * How long the record keeps a logout's word for a store that expires what it keeps: 30 days, as long as refresh tokens
@@ -11,7 +12,7 @@ import type { Guard, GuardedCall } from './guard.js';
  */
 const KEPT_MS = 30 * 24 * 3_600_000;
 
-export class SignedOut implements Guard<number | undefined> {
+export class SignedOut implements Gate, RecordPart<number | undefined> {
   readonly field = 'signedOut';
   /** When the account was signed out (epoch ms); undefined once anyone signed in since. */
   private at: number | undefined;

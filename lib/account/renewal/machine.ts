@@ -1,52 +1,28 @@
-// The renewals of one account: where they stand, one shared renewal at a time, and its turns at the store.
+// The renewals of one account: where they stand (the MOVES of decide.ts, run here), one shared renewal at a time, and
+// its waiters.
 import type { InternalAxiosRequestConfig } from 'axios';
 import { abortable } from '../../support/abort.js';
 import { isTokenAuthError } from '../../contract/errors.js';
 import type { Credentials } from '../../contract/calls.js';
 import type { RenewalReason } from '../../contract/handle.js';
-import type { TokenPair } from '../../contract/store.js';
-import type { ResolvedOptions } from '../../options/defaults.js';
-import type { Guards } from '../guards/guards.js';
 import type { PairInUse } from '../pairs.js';
-import type { SharedRecord } from '../store/shared-record.js';
-import type { SignInState } from '../sign-in-state.js';
-import { leaseLapsedTooOften, storeUnavailable } from '../store/outage.js';
-import { StoreTurn, TurnLost } from '../store/turn.js';
-import { StoreWord } from './store-word.js';
+import { RenewalCalls } from './calls.js';
 import type { Mode } from './calls.js';
-import { TurnWork } from './turn-work.js';
-import type { TurnWorkParts } from './calls.js';
+import { move } from './decide.js';
+import type { RenewalEvent, RenewalStateName } from './decide.js';
+import { Renewal } from './run.js';
+import type { RenewalParts } from './run.js';
 
 export type { Mode };
 
-/**
- * Where the renewals of one account stand. What moves them, in one table (a request "needs a pair" when none is in
- * use or the one in use is known to be expired; a "refusal" is a 401 of the pair in use that the replay rules let
- * renew, see request/refusal.ts):
- *
- * | from       | what happens                                   | to                                              |
- * | ---------- | ---------------------------------------------- | ----------------------------------------------- |
- * | idle       | a request needs a pair; a refusal; the user's  | renewing (reason `no-token`, `expired`,         |
- * | or failed  | `login()` or `refresh()`                       | `rejected` or `manual`)                         |
- * | renewing   | a request needs a pair; a refusal              | renewing: it waits for the same renewal (one    |
- * |            |                                                | more of its `waiters`)                          |
- * | renewing   | the renewal brings a pair (its own, or one     | idle, the pair in use (generation + 1)          |
- * |            | another holder stored)                         |                                                 |
- * | renewing   | the renewal fails                              | failed, with its error (`failures` + 1)         |
- * | failed     | a late refusal of a request sent before it     | failed: the request shares that error           |
- * | any        | `logout()`                                     | the pair dropped, `epoch` + 1: renewals under   |
- * |            |                                                | way end with LOGGED_OUT                         |
- *
- * One renewal: the store's word first (store-word.ts: its lock, tried again while the store is down, or the pair
- * another holder stored meanwhile), then its work in that turn (turn-work.ts, its rules on one screen), and a turn
- * again when the turn was lost before a call could go (the lock's lease lapsed, or the store stopped answering).
- */
+/** Where the renewals of one account stand: a state of MOVES (decide.ts), with what each state holds. */
 export type RenewalState =
   | { readonly name: 'idle' }
   | {
       readonly name: 'renewing';
       readonly reason: RenewalReason;
-      readonly renewal: Promise<PairInUse>;
+      readonly promise: Promise<PairInUse>;
+      readonly renewal: Renewal;
       /** The callers that waited for it so far, which its calls report. */
       readonly waiters: Waiters;
     }
@@ -59,42 +35,34 @@ interface Waiters {
   untilEnd: number;
 }
 
-/** How many turns in a row a renewal takes after one was lost before a call could go. */
-const TURNS_TRIED = 3;
-
 const ignore = (): void => {};
 
-/** What the renewals of an account are built from: its parts, built before them. */
-export interface RenewalParts extends TurnWorkParts {
-  readonly options: ResolvedOptions;
-  readonly guards: Guards;
-  readonly record: SharedRecord;
-  readonly signIn: SignInState;
-}
-
 /**
- * The renewals of one account: the state machine above. A renewal is one shared promise: the first caller starts it,
- * everyone else awaits it, and everyone gets its outcome.
+ * The renewals of one account. A renewal is one shared promise: the first caller starts it, everyone else awaits it,
+ * and everyone gets its outcome.
  */
 export class RenewalMachine {
   private state: RenewalState = { name: 'idle' };
   private failureCount = 0;
-  readonly work: TurnWork;
-  readonly word: StoreWord;
+  readonly calls: RenewalCalls;
 
   constructor(private readonly parts: RenewalParts) {
-    this.work = new TurnWork(parts);
-    this.word = new StoreWord(parts);
+    this.calls = new RenewalCalls(parts);
   }
 
   /** The renewal under way, if any. */
   get renewal(): Promise<PairInUse> | undefined {
-    return this.state.name === 'renewing' ? this.state.renewal : undefined;
+    return this.state.name === 'renewing' ? this.state.promise : undefined;
   }
 
   /** How many renewals failed so far: a request's ticket notes it as it leaves. */
   get failures(): number {
     return this.failureCount;
+  }
+
+  /** Since when the renewal under way waits for a store that is down; undefined when it does not. */
+  get downSince(): number | undefined {
+    return this.state.name === 'renewing' ? this.state.renewal.wait.downSince : undefined;
   }
 
   /**
@@ -103,7 +71,7 @@ export class RenewalMachine {
    */
   heldThroughOutage(): PairInUse | undefined {
     const state = this.state;
-    return state.name === 'renewing' && state.reason === 'expired' ? this.word.heldThroughOutage() : undefined;
+    return state.name === 'renewing' && state.reason === 'expired' ? state.renewal.wait.heldThroughOutage() : undefined;
   }
 
   /** The error a late refusal shares: the last renewal's, when it failed after `failures` of them had. */
@@ -113,52 +81,59 @@ export class RenewalMachine {
 
   /** Starts a renewal for `reason`, or joins the one under way. */
   renew(reason: RenewalReason, mode: Mode = 'auto', credentials?: Credentials): Promise<PairInUse> {
-    if (this.state.name === 'renewing') return this.state.renewal;
+    const state = this.state;
+    const to = move(state.name, 'renew');
+    if (state.name === 'renewing') return state.promise;
     const waiters: Waiters = { count: 0, untilEnd: 0 };
-    const replacing = this.parts.pairs.current?.pair;
-    const start = { reason, mode, replacing, credentials, epoch: this.parts.pairs.epoch, waiting: () => waiters.count };
+    const { pairs, signIn, reports } = this.parts;
+    const start = {
+      reason,
+      mode,
+      replacing: pairs.current?.pair,
+      credentials,
+      epoch: pairs.epoch,
+      waiting: () => waiters.count,
+    };
+    const renewal = new Renewal(this.parts, this.calls, start);
     // Begun once the state says `renewing`, so that what the renewal tells (a store known to be down) comes after it.
-    const renewal = Promise.resolve().then(() => this.run(start));
-    this.state = { name: 'renewing', reason, renewal, waiters };
-    this.parts.signIn.renewalStarted();
-    const { reports } = this.parts;
+    const promise = Promise.resolve().then(() => renewal.run());
+    this.state = { name: to as 'renewing', reason, promise, renewal, waiters };
+    signIn.renewalStarted();
     // Waiters may all have been aborted: the shared promise must not become an unhandled rejection.
-    renewal.then(
+    promise.then(
       () => {
         reports.stoppedWaiting(waiters.untilEnd);
-        this.settle(renewal, { name: 'idle' });
+        this.settle(promise, 'succeed');
       },
       (error: unknown) => {
         reports.stoppedWaiting(waiters.untilEnd);
         this.failureCount += 1;
-        this.settle(renewal, { name: 'failed', error });
+        this.settle(promise, 'fail', error);
       },
     );
-    return renewal;
+    return promise;
   }
 
   /**
-   * Waits for `renewal` (the one under way) as one of its waiters, counted in `stats().waiting` until it ends or
+   * Waits for `promise` (the renewal under way) as one of its waiters, counted in `stats().waiting` until it ends or
    * `config`'s request is aborted or out of time.
    */
-  wait(renewal: Promise<PairInUse>, config?: InternalAxiosRequestConfig): Promise<PairInUse> {
+  wait(promise: Promise<PairInUse>, config?: InternalAxiosRequestConfig): Promise<PairInUse> {
     const state = this.state;
     const { reports, options } = this.parts;
-    const waiters = state.name === 'renewing' && state.renewal === renewal ? state.waiters : undefined;
-    if (waiters) waiters.count += 1;
+    const current = state.name === 'renewing' && state.promise === promise ? state : undefined;
+    if (current) current.waiters.count += 1;
     // Due to the expiry margin only: the pair in use goes on if the store turns out to be down.
-    const source =
-      waiters && state.name === 'renewing' && state.reason === 'expired'
-        ? Promise.race([renewal, this.word.held()])
-        : renewal;
+    const source = current?.reason === 'expired' ? Promise.race([promise, current.renewal.wait.held()]) : promise;
     // A request whose `timeout` passes while the store is down says so, with the store's error.
-    const waited = config ? abortable(source, config, { clock: options.clock, timedOut: this.word.timedOut }) : source;
+    const timedOut = current?.renewal.wait.timedOut;
+    const waited = config ? abortable(source, config, { clock: options.clock, timedOut }) : source;
     // Thousands of requests may wait at once: one that waits until the renewal ends is the renewal itself, counted off
     // with the others as it ends, with nothing of its own to hold. One that may stop sooner counts itself off.
     reports.startedWaiting();
-    if (waiters && waited === renewal) {
-      waiters.untilEnd += 1;
-      return renewal;
+    if (current && waited === promise) {
+      current.waiters.untilEnd += 1;
+      return promise;
     }
     return waited.finally(reports.stoppedOne);
   }
@@ -168,73 +143,18 @@ export class RenewalMachine {
     while (this.renewal) await this.renewal.catch(ignore);
   }
 
-  private settle(renewal: Promise<PairInUse>, next: RenewalState): void {
-    if (this.state.name !== 'renewing' || this.state.renewal !== renewal) return;
-    this.state = next;
-    this.word.done();
+  /** Ends a pause of the renewal under way between tries at a store that is down: a logout, to look at now. */
+  wake(): void {
+    if (this.state.name === 'renewing') this.state.renewal.wait.wake();
+  }
+
+  private settle(promise: Promise<PairInUse>, event: RenewalEvent, error?: unknown): void {
+    const state = this.state;
+    if (state.name !== 'renewing' || state.promise !== promise) return;
+    const to: RenewalStateName = move(state.name, event);
+    this.state = to === 'failed' ? { name: to, error } : { name: 'idle' };
     // A renewal that a logout ended failed for no reason a UI should show.
-    const shown = next.name === 'failed' && isTokenAuthError(next.error) && next.error.code !== 'LOGGED_OUT';
-    this.parts.signIn.renewalEnded(shown ? next.error : undefined);
-  }
-
-  /** One renewal: the store's word, then its work in that turn; a turn again when one is lost before a call. */
-  private async run(start: {
-    reason: RenewalReason;
-    mode: Mode;
-    replacing: TokenPair | undefined;
-    credentials: Credentials | undefined;
-    epoch: number;
-    waiting: () => number;
-  }): Promise<PairInUse> {
-    const { mode, replacing, epoch } = start;
-    const halted = () => this.halted(replacing);
-    // A known login pause, and only a login would do: if the record still says so, and the store holds no pair this
-    // holder missed (a store that tells nobody), fail with it, with no turn at the lock (for a fleet, N turns).
-    if (mode === 'auto' && this.pausedWithoutTurn(replacing)) {
-      const halt = await halted();
-      if (halt) {
-        const stored = await this.parts.link.peek();
-        if (stored && this.parts.pairs.accepts(stored, { replacing, renewing: true }))
-          return this.work.take(stored, epoch);
-        throw halt;
-      }
-    }
-    for (let turns = 1; ; turns += 1) {
-      const turn = await this.word.turn({ mode, replacing, epoch, halted });
-      // Another holder's pair arrived while this one waited for the lock.
-      if (!(turn instanceof StoreTurn)) return this.work.take(turn.pair, epoch);
-      try {
-        return await this.parts.record.within(turn, () => this.work.run({ ...start, turn }));
-      } catch (error) {
-        // The turn was lost before a call could go: the lock's lease lapsed (this holder was frozen, or stalled), and
-        // another holder may have renewed and spent the refresh token this one read; or the store stopped answering
-        // under the lock. Nothing was sent: a turn again, which waits for the store's word and reads it anew.
-        if (!(error instanceof TurnLost)) throw error;
-        if (turns >= TURNS_TRIED)
-          throw error.lapsed
-            ? leaseLapsedTooOften(TURNS_TRIED)
-            : storeUnavailable(error.cause, `it stopped answering under its lock, in each of ${TURNS_TRIED} turns`);
-      } finally {
-        // The waiting requests have their pair: the writes and the release go on without them.
-        void turn.end();
-      }
-    }
-  }
-
-  /** A login pause this holder knows of, when only a login would renew `replacing`. */
-  private pausedWithoutTurn(replacing: TokenPair | undefined): boolean {
-    return this.work.onlyLogin(replacing) && this.parts.guards.pause.refuse(AUTOMATIC_LOGIN) !== undefined;
-  }
-
-  /**
-   * The login pause that stops a renewal of the client rule replacing `replacing`, when only a login would do, by the
-   * account's record as the store has it now (read without the lock).
-   */
-  private async halted(replacing: TokenPair | undefined): Promise<Error | undefined> {
-    await this.parts.record.consult();
-    return this.work.onlyLogin(replacing) ? this.parts.guards.pause.refuse(AUTOMATIC_LOGIN) : undefined;
+    const shown = to === 'failed' && isTokenAuthError(error) && error.code !== 'LOGGED_OUT';
+    this.parts.signIn.renewalEnded(shown ? error : undefined);
   }
 }
-
-/** A login of the client rule, as the login pause is asked about it. */
-const AUTOMATIC_LOGIN = { operation: 'login', mode: 'auto', typed: false } as const;

@@ -1,19 +1,19 @@
-// Every call the plugin makes of the user's store, in one place: bounded by `storeTimeoutMs`, its failure reported
+// Every call the plugin makes of a shared store, in one place: bounded by `storeTimeoutMs`, its failure reported
 // (secrets masked) and answered as if the store were empty or had written, and the store's outage told from it.
-import { settle, TIMED_OUT, UNANSWERED, unanswered } from '../../support/deadline.js';
-import { hasCode, TokenAuthError } from '../../contract/errors.js';
-import type { SecretList } from '../../support/redact.js';
-import type { AccountReports } from '../reports.js';
-import { FAILED, noop, SILENT } from './turn.js';
+import { settle, TIMED_OUT, UNANSWERED, unanswered } from '../support/deadline.js';
+import { hasCode, TokenAuthError } from '../contract/errors.js';
+import type { SecretList } from '../support/redact.js';
+import type { AccountReports } from '../account/reports.js';
+import type { Outage } from '../account/link.js';
+import { foundDown, goesAlone } from './outage.js';
+import type { OutagePolicy } from './outage.js';
 
-/**
- * An outage of the store as this holder sees it: the store's last error (masked), and the warnings said of it so far,
- * each said once per outage.
- */
-export interface Outage {
-  cause: unknown;
-  readonly said: Set<'down' | 'alone'>;
-}
+export const noop = (): void => {};
+
+/** What a call that failed (and was reported) gives instead of an answer. */
+export const FAILED = Symbol('failed');
+/** What a call that got no answer within `storeTimeoutMs` gives: it failed too, and the store may be silent now. */
+export const SILENT = Symbol('silent');
 
 /** How one call is made: bounded by `storeTimeoutMs` or not, a read, and who hears of its failure (masked). */
 export interface CallHow {
@@ -22,10 +22,39 @@ export interface CallHow {
   failed?: (error: unknown, masked: unknown) => void;
 }
 
+/**
+ * An outage of the store as this holder sees it: the store's last error (masked), and the warnings said of it so far,
+ * each said once per outage.
+ */
+export class StoreOutage implements Outage {
+  private said = new Set<'down' | 'alone'>();
+
+  constructor(
+    public cause: unknown,
+    private readonly reports: AccountReports,
+    private readonly policy: OutagePolicy,
+  ) {}
+
+  get alone(): boolean {
+    return this.said.has('alone');
+  }
+
+  foundDown(): void {
+    if (this.said.has('down')) return;
+    this.said.add('down');
+    foundDown(this.reports, this.policy);
+  }
+
+  /** It went alone in this outage. */
+  wentAlone(): void {
+    this.said.add('alone');
+  }
+}
+
 /** The calls of one account's store. */
 export class StoreCalls {
   /** See {@link outage}. */
-  private down: Outage | undefined;
+  private down: StoreOutage | undefined;
   /** The messages of the missing keys said so far: each is said once. */
   private readonly keysMissing = new Set<string>();
 
@@ -33,14 +62,24 @@ export class StoreCalls {
     private readonly timeoutMs: number,
     private readonly secrets: SecretList,
     private readonly reports: AccountReports,
+    private readonly policy: OutagePolicy,
   ) {}
 
   /**
    * The store is down: a call failed (or got no answer) and none has succeeded since, nor has the store told of a pair.
    * The first failure of an outage is reported; the calls that fail after it are not, one by one.
    */
-  get outage(): Outage | undefined {
+  get outage(): StoreOutage | undefined {
     return this.down;
+  }
+
+  /**
+   * A renewal goes without the store's lock: said once per outage (and said even when a call of its turn answered
+   * since, ending the outage as this holder saw it).
+   */
+  goesAlone(): void {
+    if (!this.down?.alone) goesAlone(this.reports);
+    this.down?.wentAlone();
   }
 
   /** The store told of a pair (pub/sub, a file event): it answers again, if it was down. */
@@ -88,7 +127,7 @@ export class StoreCalls {
     const reason = this.secrets.mask(error instanceof Error ? error.message : String(error));
     const cause = error instanceof Error ? this.secrets.copy(error) : undefined;
     const first = this.down === undefined;
-    if (first) this.down = { cause, said: new Set() };
+    if (first) this.down = new StoreOutage(cause, this.reports, this.policy);
     else this.down!.cause = cause;
     hear(error, cause);
     if (first)

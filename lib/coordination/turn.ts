@@ -1,10 +1,13 @@
-// One turn at the store: what a renewal (or a call of the user's) does there under the store's lock, or with the lock
-// missed, in order, every call bounded; and the locks as the plugin holds them. StoreLink (store-link.ts) opens turns.
-import { withJwtExpiry } from '../../token-calls/parse.js';
-import { accountRecordIn } from '../../stores/account-record.js';
-import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../../contract/store.js';
-
-export const noop = (): void => {};
+// One turn at a shared store: what a renewal (or a call of the user's) does there under the store's lock, or with the
+// lock missed, in order, every call bounded; and the locks as the plugin holds them. The link (link.ts) opens turns.
+import { accountRecordIn } from '../stores/account-record.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../contract/store.js';
+import { TurnLost } from '../account/link.js';
+import type { Turn } from '../account/link.js';
+import { FAILED, SILENT } from './calls.js';
+import type { StoreCalls } from './calls.js';
+import type { Pairs } from '../account/pairs.js';
+import type { RecordKeeper } from './record.js';
 
 /**
  * A store's lock as the plugin holds it: its release cannot fail. `missed`: the store has a lock and this holder could
@@ -26,36 +29,17 @@ export function missed(cause: unknown): HeldLock {
   return { release: released, missed: { cause } };
 }
 
-/**
- * A turn lost before a login or token call went: the lease of its lock lapsed (`lapsed`: the holder was frozen, or
- * stalled, and another holder may have taken the lock and spent the refresh token this one read), or the store
- * stopped answering under the lock (what it holds is not known). The renewal takes its turn again; it never reaches a
- * caller.
- */
-export class TurnLost extends Error {
-  override readonly name = 'TurnLost';
-  readonly lapsed: boolean;
-  constructor({ lapsed = false, cause }: { lapsed?: boolean; cause?: unknown } = {}) {
-    super(
-      lapsed
-        ? "The store lock's lease lapsed before a token call could go."
-        : 'The store stopped answering under its lock.',
-      { cause },
-    );
-    this.lapsed = lapsed;
-  }
+/** What a turn reads and writes with: the store's calls, the store, what its pairs are taken for, and its record. */
+export interface TurnParts {
+  readonly calls: StoreCalls;
+  readonly store: TokenStore;
+  /** A pair read from the store, as this holder can use it (null for none): see link.ts' `fromStore`. */
+  readonly fromStore: (read: unknown) => TokenPair | null;
+  /** The account's pairs: the ones given up, the rule for another holder's pair. */
+  readonly pairs: Pairs;
+  /** The account's record, when the store keeps it. */
+  readonly record: RecordKeeper | undefined;
 }
-
-/** What a call that failed (and was reported) gives instead of an answer. */
-export const FAILED = Symbol('failed');
-/** What a call that got no answer within `storeTimeoutMs` gives: it failed too, and the store may be silent now. */
-export const SILENT = Symbol('silent');
-
-/** A call of the store, bounded and reported by the link. */
-type Bounded = <T>(
-  operation: (store: TokenStore) => T | Promise<T>,
-  read: boolean,
-) => Promise<T | undefined | typeof FAILED | typeof SILENT>;
 
 /**
  * The store as one renewal (or call of the user's) uses it: under its lock (or none), with every call bounded; a
@@ -64,40 +48,40 @@ type Bounded = <T>(
  * requests waiting for the pair, and the lock is released once they are done. Its calls begin once the turns before it
  * have ended, so that writes land in the order they were made, with or without a lock.
  */
-export class StoreTurn {
+export class StoreTurn implements Turn {
   private failed: boolean;
   private silent = false;
   private readonly writes: Promise<unknown>[] = [];
   private previous: Promise<unknown> = Promise.resolve();
-  private finish: () => void = noop;
+  private finish: () => void = () => undefined;
+  /** The record as it was read at {@link openRecord}, to tell whether the turn changed it. */
+  private recordBefore: string | undefined;
   /** Resolves once `end()` has awaited the writes and released the lock. */
   readonly ended = new Promise<void>((resolve) => (this.finish = resolve));
 
   /** `answered`: false when a try at the lock got no answer, which is the store failing already. */
   constructor(
-    private readonly bounded: Bounded,
+    private readonly parts: TurnParts,
     private readonly lock: HeldLock,
     answered: boolean,
   ) {
     this.failed = !answered;
   }
 
-  /**
-   * The store has a lock and this turn could not take it: what the store holds may be changing under another holder
-   * (or unreadable), so the turn must not spend what the holders share.
-   */
   get lockMissed(): boolean {
     return this.lock.missed !== undefined;
   }
 
-  /** Why the lock was missed: the store's error (masked), when {@link lockMissed}. */
   get missedBecause(): unknown {
     return this.lock.missed?.cause;
   }
 
-  /** The store's lock is this turn's. */
   get lockTaken(): boolean {
     return this.lock !== NO_LOCK && this.lock.missed === undefined;
+  }
+
+  get storeSilent(): boolean {
+    return this.silent;
   }
 
   /**
@@ -109,21 +93,28 @@ export class StoreTurn {
     if (left !== undefined && !(left > 0)) throw new TurnLost({ lapsed: true });
   }
 
-  /**
-   * A call of this turn got no answer within `storeTimeoutMs`: the store stopped answering, and is called no more in
-   * this turn (one that failed at once is called no more either, but answered).
-   */
-  get storeSilent(): boolean {
-    return this.silent;
-  }
-
   /** Begins the calls of this turn after `previous`, the end of the turns before it. */
   follow(previous: Promise<unknown>): void {
     this.previous = previous;
   }
 
+  async read(): Promise<TokenPair | null> {
+    const pair = await this.get();
+    return pair && !this.parts.pairs.givenUp(pair) ? pair : null;
+  }
+
+  async openRecord(): Promise<void> {
+    const { record } = this.parts;
+    if (record) this.recordBefore = await record.open(this);
+  }
+
+  closeRecord(): void {
+    this.parts.record?.close(this, this.recordBefore);
+  }
+
+  /** The stored pair as this holder can use it, or null. */
   async get(): Promise<TokenPair | null> {
-    return fromStore(await this.call((store) => store.get(), true));
+    return this.parts.fromStore(await this.call((store) => store.get(), true));
   }
 
   /** The account's record the store keeps, if it keeps one and it is one. */
@@ -136,26 +127,29 @@ export class StoreTurn {
     this.writes.push(this.call((store) => store.setAccount?.(record, this.lock.fence)));
   }
 
-  /** Clears the pair, and resolves once it is done. */
   async clear(): Promise<void> {
     await this.call((store) => store.clear(this.lock.fence));
   }
 
   /**
-   * Writes `pair` without waiting for it. When the fence refuses the write (this holder's lease lapsed and a later
-   * holder has written since), `later` gets the pair that holder stored.
+   * Writes `pair`, just obtained and in use, without waiting for it. When the lock lapsed while this holder renewed
+   * (it stalled past the lease) and a later holder has written since, the fence refuses the write, and that holder's
+   * pair is the one the others use: ours stays valid for the requests that have it, but one pair per account is the
+   * point of sharing, so the requests that follow carry the later one, unless `stillWanted` says a logout came
+   * meanwhile. The fence vouches for that pair even if this holder gave it up for the one it was writing.
    */
-  write(pair: TokenPair, later: (stored: TokenPair) => void): void {
+  write(pair: TokenPair, stillWanted: () => boolean): void {
+    const { pairs } = this.parts;
     this.writes.push(
       (async () => {
         if ((await this.call((store) => store.set(pair, this.lock.fence))) !== false) return;
-        const stored = await this.get();
-        if (stored) later(stored);
+        const later = await this.get();
+        if (!later || !stillWanted() || later.access === pairs.current?.pair.access) return;
+        if (pairs.accepts(later, { renewing: true, vouched: true })) pairs.use(later, true);
       })(),
     );
   }
 
-  /** Releases the lock after the writes; resolves once it is released. */
   async end(): Promise<void> {
     await Promise.allSettled(this.writes);
     await this.lock.release();
@@ -170,19 +164,11 @@ export class StoreTurn {
     if (this.failed) return undefined;
     await this.previous;
     if (this.failed) return undefined;
-    const answer = await this.bounded(operation, read);
+    const { calls, store } = this.parts;
+    const answer = await calls.make(() => operation(store), { read });
     if (answer !== FAILED && answer !== SILENT) return answer;
     this.failed = true;
     if (answer === SILENT) this.silent = true;
     return undefined;
   }
-}
-
-export function fromStore(pair: TokenPair | null | undefined | typeof FAILED | typeof SILENT): TokenPair | null {
-  return typeof pair === 'symbol' ? null : (completed(pair) ?? null);
-}
-
-/** A pair the plugin can use, with its JWT's expiry when the store kept none; undefined for anything else. */
-export function completed(pair: TokenPair | null | undefined): TokenPair | undefined {
-  return pair && typeof pair.access === 'string' ? withJwtExpiry(pair) : undefined;
 }

@@ -1,16 +1,16 @@
 // The store's lock as one turn takes it: granted, or missed (with the store's error), or given up on when a newer pair
 // ends the wait; a lock granted after its wait was given up is released, and `flush()` waits for that release.
-import { ABORTED, settle } from '../../support/deadline.js';
-import type { TokenStoreLock } from '../../contract/store.js';
-import { isUnanswered } from './calls.js';
+import { ABORTED, settle } from '../support/deadline.js';
+import type { TokenStoreLock } from '../contract/store.js';
+import type { CheckedStore } from '../account/checked-store.js';
+import { isUnanswered, noop } from './calls.js';
 import type { StoreCalls } from './calls.js';
-import type { LinkedStore } from './linked-store.js';
-import { missed, NO_LOCK, noop } from './turn.js';
+import { missed, NO_LOCK } from './turn.js';
 import type { HeldLock } from './turn.js';
 
 /** What a turn takes the lock with. */
 export interface LockTry {
-  readonly linked: LinkedStore;
+  readonly checked: CheckedStore;
   readonly calls: StoreCalls;
   /** The plugin's `storeTimeoutMs`: how long one try may take, and a late release. */
   readonly timeoutMs: number;
@@ -27,9 +27,16 @@ export interface LockTry {
  * error). Once `signal` aborts, the wait ends at once with no lock, and a lock granted late is released (bounded by
  * `storeTimeoutMs`). Its release reports a failure like any call.
  */
-export async function takeLock({ linked, calls, timeoutMs, signal, unanswered, settling }: LockTry): Promise<HeldLock> {
-  if (!linked.locks || signal?.aborted) return NO_LOCK;
-  const locking = Promise.resolve().then(() => linked.store.lock!({ signal, tryTimeoutMs: timeoutMs }));
+export async function takeLock({
+  checked,
+  calls,
+  timeoutMs,
+  signal,
+  unanswered,
+  settling,
+}: LockTry): Promise<HeldLock> {
+  if (!checked.locks || signal?.aborted) return NO_LOCK;
+  const locking = Promise.resolve().then(() => checked.store.lock!({ signal, tryTimeoutMs: timeoutMs }));
   let cause: unknown;
   // A store that stops waiting when the signal aborts rejects then: that is no failure, and is not waited for.
   const granted = await calls.make(() => settle(locking, { signal }), {
