@@ -28,7 +28,7 @@ import {
   testStoreLock,
   undoable,
 } from './helpers/store-contract.js';
-import { escapeAccountName } from '../lib/stores/account-key.js';
+import { escapeAccountName } from '../lib/stores/common/account-key.js';
 
 const { server, redis } = redisForFile();
 closeEmulatorsAfterEach();

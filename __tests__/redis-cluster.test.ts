@@ -5,7 +5,7 @@ import type { BurstReply, RedisClusterSettings } from '../harness/fleet.js';
 import { requireRedisCluster } from '../harness/redis-cluster.js';
 import { until } from './helpers/flow.js';
 import { connectionsPerWorker, fleetAccounts, loginsByUser, roundsOverExpiries } from './helpers/fleets.js';
-import { escapeAccountName } from '../lib/stores/account-key.js';
+import { escapeAccountName } from '../lib/stores/common/account-key.js';
 import { clientLabel } from '../harness/redis-clients.js';
 import { countCommands, withConnection } from '../harness/redis-server.js';
 import { RedisTokenStore } from '../lib/stores/redis.js';

@@ -21,7 +21,7 @@ import {
   testStoreAccounts,
   testStoreLock,
 } from './helpers/store-contract.js';
-import { escapeAccountName } from '../lib/stores/account-key.js';
+import { escapeAccountName } from '../lib/stores/common/account-key.js';
 
 const { redis, bridge } = upstashBridgeForFile();
 closeEmulatorsAfterEach();

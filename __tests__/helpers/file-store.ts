@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { accountFileName } from '../../lib/stores/account-key.js';
+import { accountFileName } from '../../lib/stores/common/account-key.js';
 import { FileTokenStore } from '../../lib/stores/file.js';
 import type { FileTokenStoreOptions } from '../../lib/stores/file.js';
 import { undoAfterEach } from './flow.js';

@@ -7,7 +7,7 @@ import Redis from 'ioredis';
 import { attachTokenAuth } from '../../lib/index.js';
 import type { TokenAuth } from '../../lib/index.js';
 import type { TokenServiceEmulator } from '../../lib/emulator/index.js';
-import { escapeAccountName } from '../../lib/stores/account-key.js';
+import { escapeAccountName } from '../../lib/stores/common/account-key.js';
 import { RedisTokenStore } from '../../lib/stores/redis.js';
 import type { RedisTokenStoreOptions } from '../../lib/stores/redis.js';
 import { isLockScript } from '../../harness/redis-clients.js';

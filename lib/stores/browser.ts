@@ -5,7 +5,7 @@
  * @module axios-token-keeper/browser-store
  */
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../contract/store.js';
-import { accountRecordIn } from './account-record.js';
+import { accountRecordIn } from './common/account-record.js';
 import { dpopKeysOf, webStorage } from './browser/environment.js';
 import { checkOptions, pairStorage, sealerOf } from './browser/options.js';
 import type { BrowserLocking, BrowserTokenStoreOptions } from './browser/options.js';
@@ -14,11 +14,11 @@ import { RecordView } from './browser/record-view.js';
 import { readPair } from './browser/read-pair.js';
 import { BrowserLock } from './browser/store-lock.js';
 import { TabChannel } from './browser/tab-channel.js';
-import { checkAccountName, checkAccountsRoot, escapeAccountName } from './account-key.js';
-import { copyPair } from './record.js';
-import type { FencedPair, StoredPair } from './record.js';
+import { checkAccountName, checkAccountsRoot, escapeAccountName } from './common/account-key.js';
+import { copyPair } from './common/record.js';
+import type { FencedPair, StoredPair } from './common/record.js';
 import type { Sealer } from './sealed-records.js';
-import { Announcer } from './announcer.js';
+import { Announcer } from './common/announcer.js';
 
 /** The store's options, and what it tells of the browser. */
 export type {

@@ -6,8 +6,8 @@ import type { Stats } from 'node:fs';
 import { mkdir, open, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { TokenStoreLock, TokenStoreLockRequest } from '../contract/store.js';
-import { acquire, HeldLease, Wakeup } from './lease.js';
-import type { Attempt, LeaseOptions } from './lease.js';
+import { acquire, HeldLease, Wakeup } from './common/lease.js';
+import type { Attempt, LeaseOptions } from './common/lease.js';
 import { hasErrorCode, ignoreMissing, readRecord, replaceFile, sweepTemporaries } from './file-writes.js';
 
 /**

@@ -1,6 +1,6 @@
 // An account's place in Redis: the keys and the channel of a store's default account and of its named accounts
 // (RedisTokenStore.forAccount), and what a named account's store takes from the store it is of.
-import { escapeAccountName } from './account-key.js';
+import { escapeAccountName } from './common/account-key.js';
 import type { RedisCommands } from './redis-commands.js';
 import type { RedisChannels } from './redis-channels.js';
 import type { RedisTokenStoreOptions } from './redis-options.js';

@@ -3,8 +3,8 @@
 // the compare-and-delete release (RELEASE), which publishes that the lock is free.
 import { settle } from '../support/deadline.js';
 import type { TokenStoreLock, TokenStoreLockRequest } from '../contract/store.js';
-import { acquire, HeldLease, Wakeup } from './lease.js';
-import type { Attempt } from './lease.js';
+import { acquire, HeldLease, Wakeup } from './common/lease.js';
+import type { Attempt } from './common/lease.js';
 import { integer } from './redis-commands.js';
 import type { RedisCommands } from './redis-commands.js';
 import type { ChannelListening } from './redis-channels.js';

@@ -2,7 +2,7 @@
 // older than the last lock granted, then, once written, a wait for a replica of the master that took it, within what
 // the plugin allows one store call.
 import type { AccountRecord } from '../contract/store.js';
-import { pausesLogins } from './account-record.js';
+import { pausesLogins } from './common/account-record.js';
 import { integer } from './redis-commands.js';
 import type { RedisCommands } from './redis-commands.js';
 import type { ResolvedRedisOptions } from './redis-options.js';

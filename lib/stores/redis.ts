@@ -7,16 +7,16 @@
  * @module axios-token-keeper/redis-store
  */
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../contract/store.js';
-import { parseAccountRecord } from './account-record.js';
-import { isPair, parseRecord } from './record.js';
-import { Announcer } from './announcer.js';
+import { parseAccountRecord } from './common/account-record.js';
+import { isPair, parseRecord } from './common/record.js';
+import { Announcer } from './common/announcer.js';
 import { resolveRedisOptions } from './redis-options.js';
 import type { RedisTokenStoreOptions, ResolvedRedisOptions } from './redis-options.js';
 import { commandsOf, subscriptionOf } from './redis-adapters.js';
 import { ChannelListening, RedisChannels } from './redis-channels.js';
 import { RedisLock } from './redis-lock.js';
 import { RedisWrites } from './redis-writes.js';
-import { checkAccountName, checkAccountsRoot } from './account-key.js';
+import { checkAccountName, checkAccountsRoot } from './common/account-key.js';
 import { accountKeys, accountTag, PARENT } from './redis-account.js';
 import type { AccountKeys, AccountStoreOptions } from './redis-account.js';
 import type { RedisCommands } from './redis-commands.js';
@@ -25,7 +25,7 @@ import { SealedRecords } from './sealed-records.js';
 import { sealerOf } from './platform-sealing.js';
 
 /** The lock's lease options, which this store's options extend. */
-export type { LeaseOptions } from './lease.js';
+export type { LeaseOptions } from './common/lease.js';
 
 /** The store's options. */
 export type { RedisTokenStoreOptions } from './redis-options.js';

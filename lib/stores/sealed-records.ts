@@ -4,8 +4,8 @@
 // for a pair sealed with a key the holder lacks is here too, since a store without `encryption` gives it as well.
 import { TokenAuthError } from '../contract/errors.js';
 import type { TokenPair } from '../contract/store.js';
-import { isSealed, recordToJson } from './record.js';
-import type { FencedPair, StoredPair } from './record.js';
+import { isSealed, recordToJson } from './common/record.js';
+import type { FencedPair, StoredPair } from './common/record.js';
 import { KEY_ID } from './sealing-options.js';
 
 /**

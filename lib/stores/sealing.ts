@@ -6,8 +6,8 @@
 // `encryption` (browser/lazy-sealer.ts), so that an app without it ships no cipher.
 import { hasCode, TokenAuthError } from '../contract/errors.js';
 import type { TokenPair } from '../contract/store.js';
-import { isSealed } from './record.js';
-import type { StoredPair } from './record.js';
+import { isSealed } from './common/record.js';
+import type { StoredPair } from './common/record.js';
 import { FORMAT, keyMissing } from './sealed-records.js';
 import type { Sealer } from './sealed-records.js';
 import { bytesFromBase64, isBytes, KEY_ID } from './sealing-options.js';

@@ -3,7 +3,7 @@
 // one after another (each a StoreTurn, turn.ts). Every call goes through StoreCalls (calls.ts), bounded and reported.
 import type { TimedOut } from '../../support/abort.js';
 import { settle } from '../../support/deadline.js';
-import { accountRecordIn } from '../../stores/account-record.js';
+import { accountRecordIn } from '../../stores/common/account-record.js';
 import type { SecretList } from '../../support/redact.js';
 import type { AccountRecord, TokenPair } from '../../contract/store.js';
 import type { PairInUse, Pairs } from '../pairs.js';

@@ -2,7 +2,7 @@
 // with what it can do known, each capability checked once, with one message, so that nothing downstream asks again.
 import { TokenAuthError } from '../../contract/errors.js';
 import type { TokenPair, TokenStore } from '../../contract/store.js';
-import { keepsAccount } from '../../stores/account-record.js';
+import { keepsAccount } from '../../stores/common/account-record.js';
 import { MemoryTokenStore } from '../../stores/memory.js';
 
 /**

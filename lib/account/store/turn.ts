@@ -1,7 +1,7 @@
 // One turn at the store: what a renewal (or a call of the user's) does there under the store's lock, or with the lock
 // missed, in order, every call bounded; and the locks as the plugin holds them. StoreLink (store-link.ts) opens turns.
 import { withJwtExpiry } from '../../token-calls/parse.js';
-import { accountRecordIn } from '../../stores/account-record.js';
+import { accountRecordIn } from '../../stores/common/account-record.js';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../../contract/store.js';
 
 export const noop = (): void => {};

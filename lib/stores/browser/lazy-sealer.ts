@@ -2,7 +2,7 @@
 // only through the `import()` here, which an app's bundler makes a chunk of its own. An app without `encryption` never
 // loads it; one with it loads it at the first seal or open, not with the page.
 import type { TokenPair } from '../../contract/store.js';
-import type { StoredPair } from '../record.js';
+import type { StoredPair } from '../common/record.js';
 import type { Sealer } from '../sealed-records.js';
 import type { PairSealer } from '../sealing.js';
 import type { CheckedEncryption } from '../sealing-options.js';

@@ -1,6 +1,6 @@
 import type { TokenPair } from '../../contract/store.js';
-import { copyPair, isPair, tryParseRecord } from '../record.js';
-import type { FencedPair, StoredPair } from '../record.js';
+import { copyPair, isPair, tryParseRecord } from '../common/record.js';
+import type { FencedPair, StoredPair } from '../common/record.js';
 import { SealedRecords } from '../sealed-records.js';
 import type { Sealer } from '../sealed-records.js';
 import type { DpopKeyShelf, StoredKeyPair } from './dpop-keys.js';

@@ -1,6 +1,6 @@
 // The record every store that shares the pair keeps (the token file, the Redis key, the browser's storage entry): one
 // format and one check, so that what one store takes for its own, every store does.
-import type { TokenPair } from '../contract/store.js';
+import type { TokenPair } from '../../contract/store.js';
 
 /**
  * A write of the pair: the fence it was written under, and the pair, or null once dropped. A dropped pair stays a
