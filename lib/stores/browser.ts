@@ -17,7 +17,7 @@ import { TabChannel } from './browser/tab-channel.js';
 import { checkAccountName, checkAccountsRoot, escapeAccountName } from './common/account-key.js';
 import { copyPair } from './common/record.js';
 import type { FencedPair, StoredPair } from './common/record.js';
-import type { Sealer } from './sealed-records.js';
+import type { Sealer } from './sealing/records.js';
 import { Announcer } from './common/announcer.js';
 
 /** The store's options, and what it tells of the browser. */
@@ -30,7 +30,7 @@ export type {
 } from './browser/options.js';
 
 /** The `encryption` option: its keys, or functions of your own, and the switch from clear. */
-export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing-options.js';
+export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing/options.js';
 
 /**
  * Keeps the pair for the tabs of a browser app: one tab renews at a time, and the others take its pair without

@@ -17,16 +17,16 @@ import { LEASE_DEFAULTS } from './common/lease.js';
 import type { LeaseOptions } from './common/lease.js';
 import { checkStoreOptions, shown } from './common/options.js';
 import type { OptionNames } from './common/options.js';
-import { SealedRecords } from './sealed-records.js';
-import { sealerOf } from './platform-sealing.js';
-import type { StoreEncryption } from './sealing-options.js';
+import { SealedRecords } from './sealing/records.js';
+import { sealerOf } from './sealing/platform.js';
+import type { StoreEncryption } from './sealing/options.js';
 import { ignoreMissing, readRecord, replaceFile } from './file-writes.js';
 
 /** The lock's lease options, which this store's options extend. */
 export type { LeaseOptions } from './common/lease.js';
 
 /** The `encryption` option: its keys, or the functions of your KMS, and the switch from clear. */
-export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing-options.js';
+export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing/options.js';
 
 /** Options of {@link FileTokenStore}. */
 export interface FileTokenStoreOptions extends LeaseOptions {

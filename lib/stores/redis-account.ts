@@ -4,7 +4,7 @@ import { escapeAccountName } from './common/account-key.js';
 import type { RedisCommands } from './redis-commands.js';
 import type { RedisChannels } from './redis-channels.js';
 import type { RedisTokenStoreOptions } from './redis-options.js';
-import type { Sealer } from './sealed-records.js';
+import type { Sealer } from './sealing/records.js';
 
 /** The keys of one account: its pair, its lock, the fence of its last lock, and its record. */
 export interface AccountKeys {

@@ -4,7 +4,7 @@ import type { LeaseOptions } from './common/lease.js';
 import { checkStoreOptions, shown } from './common/options.js';
 import type { OptionNames } from './common/options.js';
 import type { RedisSubscriberLike } from './redis-client-shapes.js';
-import type { StoreEncryption } from './sealing-options.js';
+import type { StoreEncryption } from './sealing/options.js';
 
 /** Options of `RedisTokenStore`. Only `prefix` is required. */
 export interface RedisTokenStoreOptions extends LeaseOptions {

@@ -21,8 +21,8 @@ import { accountKeys, accountTag, PARENT } from './redis-account.js';
 import type { AccountKeys, AccountStoreOptions } from './redis-account.js';
 import type { RedisCommands } from './redis-commands.js';
 import type { RedisClientLike } from './redis-client-shapes.js';
-import { SealedRecords } from './sealed-records.js';
-import { sealerOf } from './platform-sealing.js';
+import { SealedRecords } from './sealing/records.js';
+import { sealerOf } from './sealing/platform.js';
 
 /** The lock's lease options, which this store's options extend. */
 export type { LeaseOptions } from './common/lease.js';
@@ -31,7 +31,7 @@ export type { LeaseOptions } from './common/lease.js';
 export type { RedisTokenStoreOptions } from './redis-options.js';
 
 /** The `encryption` option: its keys, or the functions of your KMS, and the switch from clear. */
-export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing-options.js';
+export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing/options.js';
 
 /** The clients the store takes, as their shapes: neither ioredis nor node-redis is imported. */
 export type {

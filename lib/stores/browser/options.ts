@@ -4,9 +4,9 @@ import { webStorage } from './environment.js';
 import { LEASE_DEFAULTS } from '../common/lease.js';
 import { checkStoreOptions, shown } from '../common/options.js';
 import type { OptionNames } from '../common/options.js';
-import type { Sealer } from '../sealed-records.js';
-import { checkEncryption } from '../sealing-options.js';
-import type { SealingSecret, StoreEncryption } from '../sealing-options.js';
+import type { Sealer } from '../sealing/records.js';
+import { checkEncryption } from '../sealing/options.js';
+import type { SealingSecret, StoreEncryption } from '../sealing/options.js';
 import { LazySealer } from './lazy-sealer.js';
 
 /**

@@ -20,8 +20,8 @@ export interface RecordReading {
 }
 
 /**
- * A pair as a store with `encryption` keeps it: its tokens sealed (see sealing.ts), and beside them, in clear, the
- * expiry, which the scripts and the plugin read without the key.
+ * A pair as a store with `encryption` keeps it: its tokens sealed (see sealing/cipher.ts), and beside them, in clear,
+ * the expiry, which the scripts and the plugin read without the key.
  */
 interface SealedPair {
   /** The tokens, sealed: `v1.<key id>.<iv>.<ciphertext>` with `keys`, or what `encryption.seal` gave. */
