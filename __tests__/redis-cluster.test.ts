@@ -8,8 +8,8 @@ import { connectionsPerWorker, fleetAccounts, loginsByUser, roundsOverExpiries }
 import { escapeAccountName } from '../lib/stores/common/account-key.js';
 import { clientLabel } from '../harness/redis-clients.js';
 import { countCommands, withConnection } from '../harness/redis-server.js';
-import { RedisTokenStore } from '../lib/stores/redis.js';
-import { keySlot } from '../lib/stores/redis-replicas.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
+import { keySlot } from '../lib/stores/redis/replicas.js';
 import { openRedis } from '../harness/redis-clients.js';
 import { PAIR_A, accountRecord } from './helpers/store-contract.js';
 import { lossOf, reportLoss } from './helpers/loss-report.js';
