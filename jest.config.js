@@ -16,7 +16,7 @@ module.exports = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^axios-token-keeper$': '<rootDir>/lib/index.ts',
     '^axios-token-keeper/emulator$': '<rootDir>/lib/emulator/index.ts',
-    '^axios-token-keeper/file-store$': '<rootDir>/lib/stores/file.ts',
+    '^axios-token-keeper/file-store$': '<rootDir>/lib/stores/file/index.ts',
     '^axios-token-keeper/redis-store$': '<rootDir>/lib/stores/redis/index.ts',
     '^axios-token-keeper/browser-store$': '<rootDir>/lib/stores/browser.ts',
     '^axios-token-keeper/presets$': '<rootDir>/lib/presets.ts',

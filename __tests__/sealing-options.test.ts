@@ -1,7 +1,7 @@
 // Tokens sealed at rest (lib/stores/sealing/), on the file store: the checks of `encryption` at construction, which
 // name what to fix and never a secret, the forms a key's secret takes, a CryptoKey for the browser store alone, and
 // WebCrypto found where Node 18 keeps it. The rest of sealing: sealing-pairs, -rotation, -kms and -keys-hidden.
-import type { StoreEncryption } from '../lib/stores/file.js';
+import type { StoreEncryption } from '../lib/stores/file/index.js';
 import { checkEncryption } from '../lib/stores/sealing/options.js';
 import { webCrypto } from '../lib/support/web-crypto.js';
 import { expectNoLeaks } from './helpers/scan-secrets.js';

@@ -10,7 +10,7 @@ import axios from 'axios';
 import type { RedisOptions } from 'ioredis';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
 import type { TokenAuthStats, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../lib/index.js';
-import { FileTokenStore } from '../lib/stores/file.js';
+import { FileTokenStore } from '../lib/stores/file/index.js';
 import { RedisTokenStore } from '../lib/stores/redis/index.js';
 import type { RedisClientLike, RedisSubscriberLike } from '../lib/stores/redis/index.js';
 import { E2E_PASSWORD, E2E_USER } from './account.js';

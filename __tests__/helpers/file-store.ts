@@ -6,8 +6,8 @@ import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/p
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { accountFileName } from '../../lib/stores/common/account-key.js';
-import { FileTokenStore } from '../../lib/stores/file.js';
-import type { FileTokenStoreOptions } from '../../lib/stores/file.js';
+import { FileTokenStore } from '../../lib/stores/file/index.js';
+import type { FileTokenStoreOptions } from '../../lib/stores/file/index.js';
 import { undoAfterEach } from './flow.js';
 import { undoable } from './store-contract.js';
 import type { LeaseRig } from './store-contract.js';
