@@ -52,7 +52,7 @@ const ENTRIES = [
   // 37,900.
   {
     name: 'attachTokenAuth and BrowserTokenStore',
-    imports: { 'dist/esm/index.js': ['attachTokenAuth'], 'dist/esm/stores/browser.js': ['BrowserTokenStore'] },
+    imports: { 'dist/esm/index.js': ['attachTokenAuth'], 'dist/esm/stores/browser/index.js': ['BrowserTokenStore'] },
     gzipBudget: 37_900,
   },
   // The OpenTelemetry subpath, for a web app that traces with OpenTelemetry's web SDK: the API is the app's, like axios.
