@@ -1,4 +1,4 @@
-// The one escaping of account names (lib/stores/account-key.ts), which every store builds its keys and file names
+// The one escaping of account names (lib/stores/common/account-key.ts), which every store builds its keys and file names
 // from: hostile names stay inside their account, two names never share a result, and a file name stays short.
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
@@ -7,7 +7,7 @@ import {
   accountFileName,
   checkAccountName,
   escapeAccountName,
-} from '../lib/stores/account-key.js';
+} from '../lib/stores/common/account-key.js';
 import { SEPARATOR_NAMES } from './helpers/store-contract.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

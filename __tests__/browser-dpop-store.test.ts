@@ -1,5 +1,5 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { BrowserTokenStoreOptions } from '../lib/stores/browser.js';
+import type { BrowserTokenStoreOptions } from '../lib/stores/browser/index.js';
 import { bundlePage, launchChromium, requireChromium, serve } from './helpers/browser.js';
 import type { Site } from './helpers/browser.js';
 import { tokenShapedIn } from './helpers/scan-secrets.js';

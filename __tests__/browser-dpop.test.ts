@@ -1,5 +1,5 @@
 import type { Browser, BrowserContext } from 'playwright-core';
-import type { BrowserTokenStoreOptions } from '../lib/stores/browser.js';
+import type { BrowserTokenStoreOptions } from '../lib/stores/browser/index.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';

@@ -1,5 +1,5 @@
-import { BrowserTokenStore } from '../lib/stores/browser.js';
-import type { BrowserTokenStoreOptions } from '../lib/stores/browser.js';
+import { BrowserTokenStore } from '../lib/stores/browser/index.js';
+import type { BrowserTokenStoreOptions } from '../lib/stores/browser/index.js';
 import type { TokenPair } from '../lib/contract/store.js';
 import { until } from './helpers/flow.js';
 

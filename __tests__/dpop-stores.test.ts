@@ -7,7 +7,7 @@ import axios from 'axios';
 import nock from 'nock';
 import { attachTokenAuth } from '../lib/index.js';
 import { createDpopKey } from '../lib/dpop/index.js';
-import { FileTokenStore } from '../lib/stores/file.js';
+import { FileTokenStore } from '../lib/stores/file/index.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { fileStoreForFile } from './helpers/file-store.js';
 import { KEY_1 } from './helpers/sealing.js';

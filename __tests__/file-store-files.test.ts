@@ -3,8 +3,8 @@
 // writer leaves, and the options it refuses.
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FileTokenStore } from '../lib/stores/file.js';
-import type { FileTokenStoreOptions } from '../lib/stores/file.js';
+import { FileTokenStore } from '../lib/stores/file/index.js';
+import type { FileTokenStoreOptions } from '../lib/stores/file/index.js';
 import { age, exists, fileStoreForFile } from './helpers/file-store.js';
 import { expectRoundTrip, PAIR_A, PAIR_B, PAIR_C, STALE } from './helpers/store-contract.js';
 

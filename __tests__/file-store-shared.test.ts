@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { stat } from 'node:fs/promises';
 import axios from 'axios';
 import { attachTokenAuth } from '../lib/index.js';
-import { FileTokenStore } from '../lib/stores/file.js';
+import { FileTokenStore } from '../lib/stores/file/index.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { fileStoreForFile } from './helpers/file-store.js';
 import { until } from './helpers/flow.js';

@@ -1,10 +1,10 @@
-// How a shared store waits for its lock (stores/lease.ts `acquire`), with tries played by the test: a busy lock is
+// How a shared store waits for its lock (stores/common/lease.ts `acquire`), with tries played by the test: a busy lock is
 // waited for up to `lockTimeoutMs`, a try that gets no answer is a silent store, an aborted wait stops trying, and a
 // release heard while a try was on its way is not lost. The stores run it against a real Redis and real files in
 // their own suites.
 import { UNANSWERED } from '../lib/support/deadline.js';
-import { acquire, Wakeup } from '../lib/stores/lease.js';
-import type { Attempt } from '../lib/stores/lease.js';
+import { acquire, Wakeup } from '../lib/stores/common/lease.js';
+import type { Attempt } from '../lib/stores/common/lease.js';
 import { until } from './helpers/flow.js';
 
 const GRANT = { fence: 7 };

@@ -8,8 +8,8 @@ import Redis6 from 'ioredis6';
 import { createClient as createClient4, createCluster as createCluster4 } from 'redis4';
 import { createClient as createClient5 } from 'redis5';
 import { createClient as createClient6 } from 'redis6';
-import { RedisTokenStore } from '../lib/stores/redis.js';
-import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } from '../lib/stores/redis.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
+import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } from '../lib/stores/redis/index.js';
 import { clientLabel, openRedis, TESTED_CLIENTS } from '../harness/redis-clients.js';
 import type { RedisClientChoice, RedisConnections, RedisTarget } from '../harness/redis-clients.js';
 import { subscriptions } from '../harness/redis-server.js';
@@ -28,7 +28,7 @@ import {
   testStoreLock,
   undoable,
 } from './helpers/store-contract.js';
-import { escapeAccountName } from '../lib/stores/account-key.js';
+import { escapeAccountName } from '../lib/stores/common/account-key.js';
 
 const { server, redis } = redisForFile();
 closeEmulatorsAfterEach();

@@ -4,9 +4,9 @@
 // whole timeout. A real master and replica (harness/redis-sentinel.ts) and a lone redis-server. Without redis-server
 // this file fails here, once, with the command that installs it.
 import Redis from 'ioredis';
-import { RedisTokenStore } from '../lib/stores/redis.js';
-import type { RedisTokenStoreOptions } from '../lib/stores/redis.js';
-import { keySlot } from '../lib/stores/redis-replicas.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
+import type { RedisTokenStoreOptions } from '../lib/stores/redis/index.js';
+import { keySlot } from '../lib/stores/redis/replicas.js';
 import { clientLabel, openRedis, TESTED_CLIENTS } from '../harness/redis-clients.js';
 import type { RedisClientChoice } from '../harness/redis-clients.js';
 import { countCommands, requireRedisServer, startRedisServer, withConnection } from '../harness/redis-server.js';

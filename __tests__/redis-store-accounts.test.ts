@@ -4,7 +4,7 @@
 // accounts of many on it, against the emulator.
 import axios from 'axios';
 import { attachTokenAuth } from '../lib/index.js';
-import { RedisTokenStore } from '../lib/stores/redis.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
 import { eventually, redisStoreForFile } from './helpers/redis-store.js';

@@ -2,7 +2,7 @@
 // a value at its key that is not its own, which it reports rather than overwrites. Then two holders of one account on
 // it, with the plugin, against the emulator. Stores on connections of their own stand in for processes; the test's own
 // connection looks at the keys.
-import type { RedisTokenStore } from '../lib/stores/redis.js';
+import type { RedisTokenStore } from '../lib/stores/redis/index.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { expectOneClientForTwoHolders } from './helpers/holders.js';
 import { eventually, redisStoreForFile } from './helpers/redis-store.js';

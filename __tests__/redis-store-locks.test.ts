@@ -1,7 +1,7 @@
 // The RedisTokenStore's lock against a real redis-server: the lock contract (helpers/store-lock-contract.ts) with its
 // lease at the lock key, the record contract, and fences that outlive their key. Stores on connections of their own
 // stand in for processes; the test's own connection plants and removes keys.
-import { RedisTokenStore } from '../lib/stores/redis.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
 import { redisStoreForFile } from './helpers/redis-store.js';
 import { PAIR_B, STALE, testAccountRecord, testStoreLock } from './helpers/store-contract.js';
 

@@ -1,8 +1,8 @@
 // The RedisTokenStore's options against a real redis-server: what it refuses at construction, naming the option, and
 // the clients it takes as they are. The clients it refuses, and what each refusal says: redis-clients.test.ts.
 import Redis from 'ioredis';
-import { RedisTokenStore } from '../lib/stores/redis.js';
-import type { RedisTokenStoreOptions } from '../lib/stores/redis.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
+import type { RedisTokenStoreOptions } from '../lib/stores/redis/index.js';
 import { redisStoreForFile } from './helpers/redis-store.js';
 import { PAIR_A } from './helpers/store-contract.js';
 

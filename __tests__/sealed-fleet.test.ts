@@ -17,8 +17,8 @@ import { requireRedisCluster, startRedisCluster } from '../harness/redis-cluster
 import type { RedisCluster } from '../harness/redis-cluster.js';
 import { withConnection } from '../harness/redis-server.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
-import { FileTokenStore } from '../lib/stores/file.js';
-import { RedisTokenStore } from '../lib/stores/redis.js';
+import { FileTokenStore } from '../lib/stores/file/index.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
 import type { TokenPair } from '../lib/index.js';
 
 requireRedisCluster();

@@ -2,7 +2,7 @@
 // opened by `unseal`, and what `unseal` says (a key missing, a pair refused, a failure of the service) passed on.
 import { writeFile } from 'node:fs/promises';
 import { isTokenAuthError, TokenAuthError } from '../lib/index.js';
-import type { StoreEncryption } from '../lib/stores/file.js';
+import type { StoreEncryption } from '../lib/stores/file/index.js';
 import { filesUnder, secretsAtRest } from './helpers/scan-secrets.js';
 import { PAIR, sealingFolderForFile, tokensOf } from './helpers/sealing.js';
 import { failureOf } from './helpers/settled.js';

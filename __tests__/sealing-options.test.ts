@@ -1,8 +1,8 @@
-// Tokens sealed at rest (lib/stores/sealing.ts), on the file store: the checks of `encryption` at construction, which
+// Tokens sealed at rest (lib/stores/sealing/), on the file store: the checks of `encryption` at construction, which
 // name what to fix and never a secret, the forms a key's secret takes, a CryptoKey for the browser store alone, and
 // WebCrypto found where Node 18 keeps it. The rest of sealing: sealing-pairs, -rotation, -kms and -keys-hidden.
-import type { StoreEncryption } from '../lib/stores/file.js';
-import { checkEncryption } from '../lib/stores/sealing-options.js';
+import type { StoreEncryption } from '../lib/stores/file/index.js';
+import { checkEncryption } from '../lib/stores/sealing/options.js';
 import { webCrypto } from '../lib/support/web-crypto.js';
 import { expectNoLeaks } from './helpers/scan-secrets.js';
 import { KEY_1, KEY_2, KEY_SECRETS, PAIR, sealingFolderForFile } from './helpers/sealing.js';

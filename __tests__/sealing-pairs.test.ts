@@ -4,7 +4,7 @@
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isTokenAuthError } from '../lib/index.js';
-import { FileTokenStore } from '../lib/stores/file.js';
+import { FileTokenStore } from '../lib/stores/file/index.js';
 import { webCrypto } from '../lib/support/web-crypto.js';
 import { expectNoLeaks, filesUnder, secretsAtRest } from './helpers/scan-secrets.js';
 import { KEY_1, KEY_2, KEY_SECRETS, PAIR, SEALED, sealingFolderForFile, tokensOf } from './helpers/sealing.js';

@@ -1,7 +1,7 @@
 // Moving a file store's sealed pair without a login: the keys rotate in a rolling deploy, every holder reading what
 // any other wrote; and the switch from clear, with `acceptClear` and `writeClear` as its steps.
 import { isTokenAuthError } from '../lib/index.js';
-import { FileTokenStore } from '../lib/stores/file.js';
+import { FileTokenStore } from '../lib/stores/file/index.js';
 import { KEY_1, KEY_2, PAIR, SEALED, sealingFolderForFile } from './helpers/sealing.js';
 import { failureOf } from './helpers/settled.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isTokenAuthError, TokenAuthError } from '../lib/index.js';
 import type { TokenAuthEvents, TokenPair, TokenStore, TokenStoreLock } from '../lib/index.js';
-import { FileTokenStore } from '../lib/stores/file.js';
+import { FileTokenStore } from '../lib/stores/file/index.js';
 import { LocklessStore } from './helpers/lockless-store.js';
 import { reasons } from './helpers/settled.js';
 import { burst, fulfilled, rig, until, useNock } from './helpers/setup.js';

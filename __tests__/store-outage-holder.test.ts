@@ -7,7 +7,7 @@ import axios from 'axios';
 import Redis from 'ioredis';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
 import type { TokenAuthEvents, TokenAuthOptions, TokenStore } from '../lib/index.js';
-import { RedisTokenStore } from '../lib/stores/redis.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
 import { isLockScript } from '../harness/redis-clients.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { manualClock, undoAfterEach, until } from './helpers/flow.js';

@@ -8,8 +8,8 @@ import { build } from 'esbuild';
 import axios from 'axios';
 import { Redis } from '@upstash/redis';
 import { attachTokenAuth } from '../lib/index.js';
-import { RedisTokenStore } from '../lib/stores/redis.js';
-import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } from '../lib/stores/redis.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
+import type { RedisClientLike, RedisSubscriberLike, RedisTokenStoreOptions } from '../lib/stores/redis/index.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { undoAfterEach, until } from './helpers/flow.js';
 import { prefixPerTest, upstashBridgeForFile } from './helpers/redis.js';
@@ -21,7 +21,7 @@ import {
   testStoreAccounts,
   testStoreLock,
 } from './helpers/store-contract.js';
-import { escapeAccountName } from '../lib/stores/account-key.js';
+import { escapeAccountName } from '../lib/stores/common/account-key.js';
 
 const { redis, bridge } = upstashBridgeForFile();
 closeEmulatorsAfterEach();
@@ -203,7 +203,7 @@ describe('the Redis store module on Workers and the edge runtime', () => {
   it('bundles with no Node built-in and no use of Buffer or process: it loads without `nodejs_compat`', async () => {
     // platform 'browser' makes an import of a Node built-in (node:crypto, …) a build error.
     const bundled = await build({
-      entryPoints: ['lib/stores/redis.ts'],
+      entryPoints: ['lib/stores/redis/index.ts'],
       bundle: true,
       format: 'esm',
       platform: 'browser',

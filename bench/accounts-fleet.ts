@@ -7,7 +7,7 @@ import axios from 'axios';
 import { startEmulator } from '../lib/emulator/index.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 import { attachTokenAuth } from '../lib/index.js';
-import { RedisTokenStore } from '../lib/stores/redis.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
 import { connectionNameOf, startFleet, sumBursts } from '../harness/fleet.js';
 import type { BurstReply, FleetAccount } from '../harness/fleet.js';
 import { openRedis } from '../harness/redis-clients.js';

@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs';
 import { Agent } from 'node:http';
 import axios from 'axios';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
-import { RedisTokenStore } from '../lib/stores/redis.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
 import { openRedis } from '../harness/redis-clients.js';
 import type { RedisConnections, RedisTarget } from '../harness/redis-clients.js';
 

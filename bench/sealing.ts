@@ -7,9 +7,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { Bench } from 'tinybench';
-import { isPair, parseRecord, recordToJson } from '../lib/stores/record.js';
-import { PairSealer, SealedRecords } from '../lib/stores/sealing.js';
-import { checkEncryption } from '../lib/stores/sealing-options.js';
+import { isPair, parseRecord, recordToJson } from '../lib/stores/common/record.js';
+import { PairSealer, SealedRecords } from '../lib/stores/sealing/cipher.js';
+import { checkEncryption } from '../lib/stores/sealing/options.js';
 import { webCrypto } from '../lib/support/web-crypto.js';
 import type { TokenPair } from '../lib/index.js';
 

@@ -8,7 +8,7 @@
 import axios from 'axios';
 import { Redis } from '@upstash/redis';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
-import { RedisTokenStore } from '../lib/stores/redis.js';
+import { RedisTokenStore } from '../lib/stores/redis/index.js';
 import { E2E_PASSWORD, E2E_USER } from './account.js';
 import type { ColdStartConfig, InstanceAnswer, InstanceAsk } from './cold-start.js';
 

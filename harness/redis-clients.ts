@@ -11,11 +11,14 @@
  * const store = new RedisTokenStore(client, { prefix: 'tokens:jane', subscriber });
  */
 import type { ClusterOptions, RedisOptions } from 'ioredis';
-import type { IoredisClientLike, IoredisSubscriberLike, NodeRedisClientLike } from '../lib/stores/redis.js';
-import type { NodeRedisSubscriberLike, RedisClientLike, RedisSubscriberLike } from '../lib/stores/redis.js';
+import type { IoredisClientLike, IoredisSubscriberLike, NodeRedisClientLike } from '../lib/stores/redis/index.js';
+import type { NodeRedisSubscriberLike, RedisClientLike, RedisSubscriberLike } from '../lib/stores/redis/index.js';
 
 /** The npm names of the clients: ioredis 5 (the peer) and 6, node-redis 4, 5 and 6. */
-/** Whether a command argument is RedisTokenStore's lock script (LOCK in lib/stores/redis.ts), to count lock tries. */
+/**
+ * Whether a command argument is RedisTokenStore's lock script (LOCK in lib/stores/redis/scripts.ts), to count lock
+ * tries.
+ */
 export function isLockScript(arg: unknown): boolean {
   return typeof arg === 'string' && arg.includes("'SET', KEYS[3]");
 }

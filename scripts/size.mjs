@@ -52,7 +52,7 @@ const ENTRIES = [
   // 37,900.
   {
     name: 'attachTokenAuth and BrowserTokenStore',
-    imports: { 'dist/esm/index.js': ['attachTokenAuth'], 'dist/esm/stores/browser.js': ['BrowserTokenStore'] },
+    imports: { 'dist/esm/index.js': ['attachTokenAuth'], 'dist/esm/stores/browser/index.js': ['BrowserTokenStore'] },
     gzipBudget: 37_900,
   },
   // The OpenTelemetry subpath, for a web app that traces with OpenTelemetry's web SDK: the API is the app's, like axios.
@@ -64,13 +64,13 @@ const ENTRIES = [
 const EXTERNAL = ['axios', '@opentelemetry/api'];
 
 /**
- * The sealing cipher (AES-GCM through WebCrypto, in stores/sealing.js) must be in a lazy chunk, never in what an app
- * loads at start: an app that uses BrowserTokenStore without `encryption` ships none of it. The string `AES-GCM` alone
- * cannot tell, since the check of `encryption` names it too (a CryptoKey must be an AES-GCM key of 256 bits) and that
- * check stays at start, so that a bad key still throws when the store is made. What only the cipher has is its module,
- * and WebCrypto called with the algorithm (`{name:"AES-GCM"…}` in minified code).
+ * The sealing cipher (AES-GCM through WebCrypto, in stores/sealing/cipher.js) must be in a lazy chunk, never in what an
+ * app loads at start: an app that uses BrowserTokenStore without `encryption` ships none of it. The string `AES-GCM`
+ * alone cannot tell, since the check of `encryption` names it too (a CryptoKey must be an AES-GCM key of 256 bits) and
+ * that check stays at start, so that a bad key still throws when the store is made. What only the cipher has is its
+ * module, and WebCrypto called with the algorithm (`{name:"AES-GCM"…}` in minified code).
  */
-const CIPHER = { module: /(^|\/)stores\/sealing\.js$/, code: 'name:"AES-GCM"' };
+const CIPHER = { module: /(^|\/)stores\/sealing\/cipher\.js$/, code: 'name:"AES-GCM"' };
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Where esbuild would write the chunks: nothing is written (`write: false`), but code splitting needs a directory.
@@ -200,7 +200,8 @@ async function measure({ name, imports, gzipBudget }) {
   if (cipher) {
     console.error(
       `${name}: ${cipher}. The sealing cipher must be loaded by \`import()\` only, with \`encryption\` ` +
-        '(stores/browser/lazy-sealer.ts): no static import of stores/sealing.js from what the browser store loads.',
+        '(stores/browser/lazy-sealer.ts): no static import of stores/sealing/cipher.js from what the browser store ' +
+        'loads.',
     );
     failed = true;
   }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { BrowserLocking } from '../../lib/stores/browser.js';
+import type { BrowserLocking } from '../../lib/stores/browser/index.js';
 import type { PageStart, TokenKeeperPage } from '../browser/page.js';
 
 /** Debian's Chromium (`npm test` installs it), or the one at CHROMIUM_PATH; nothing is downloaded. */
@@ -44,7 +44,7 @@ export async function bundlePage(page = 'page.ts'): Promise<string> {
     platform: 'browser',
     target: 'es2020',
     alias: {
-      'axios-token-keeper/browser-store': join(root, 'lib', 'stores', 'browser.ts'),
+      'axios-token-keeper/browser-store': join(root, 'lib', 'stores', 'browser', 'index.ts'),
       'axios-token-keeper': join(root, 'lib', 'index.ts'),
     },
     logLevel: 'silent',

@@ -5,8 +5,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TokenPair } from '../../lib/index.js';
-import { FileTokenStore } from '../../lib/stores/file.js';
-import type { FileTokenStoreOptions, StoreEncryption } from '../../lib/stores/file.js';
+import { FileTokenStore } from '../../lib/stores/file/index.js';
+import type { FileTokenStoreOptions, StoreEncryption } from '../../lib/stores/file/index.js';
 import { spellingsOf } from './scan-secrets.js';
 import type { Secret } from './scan-secrets.js';
 

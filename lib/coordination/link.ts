@@ -4,7 +4,7 @@
 // reported.
 import type { TimedOut } from '../support/abort.js';
 import { settle } from '../support/deadline.js';
-import { accountRecordIn } from '../stores/account-record.js';
+import { accountRecordIn } from '../stores/common/account-record.js';
 import { withJwtExpiry } from '../token-calls/parse.js';
 import type { AccountRecord, TokenPair } from '../contract/store.js';
 import type { CheckedStore } from '../account/checked-store.js';

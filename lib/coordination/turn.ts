@@ -1,6 +1,6 @@
 // One turn at a shared store: what a renewal (or a call of the user's) does there under the store's lock, or with the
 // lock missed, in order, every call bounded; and the locks as the plugin holds them. The link (link.ts) opens turns.
-import { accountRecordIn } from '../stores/account-record.js';
+import { accountRecordIn } from '../stores/common/account-record.js';
 import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../contract/store.js';
 import { TurnLost } from '../account/link.js';
 import type { Turn } from '../account/link.js';

@@ -1,11 +1,11 @@
-// The browser store's sealing, loaded at its first use: the cipher (sealing.ts: AES-GCM through WebCrypto) is reached
-// only through the `import()` here, which an app's bundler makes a chunk of its own. An app without `encryption` never
-// loads it; one with it loads it at the first seal or open, not with the page.
+// The browser store's sealing, loaded at its first use: the cipher (sealing/cipher.ts: AES-GCM through WebCrypto) is
+// reached only through the `import()` here, which an app's bundler makes a chunk of its own. An app without
+// `encryption` never loads it; one with it loads it at the first seal or open, not with the page.
 import type { TokenPair } from '../../contract/store.js';
-import type { StoredPair } from '../record.js';
-import type { Sealer } from '../sealed-records.js';
-import type { PairSealer } from '../sealing.js';
-import type { CheckedEncryption } from '../sealing-options.js';
+import type { StoredPair } from '../common/record.js';
+import type { Sealer } from '../sealing/records.js';
+import type { PairSealer } from '../sealing/cipher.js';
+import type { CheckedEncryption } from '../sealing/options.js';
 
 /** The PairSealer of `encryption`, made when the first pair is sealed or opened. */
 export class LazySealer implements Sealer {
@@ -40,7 +40,7 @@ export class LazySealer implements Sealer {
 
   /** The sealer, made once; a load that failed (the chunk did not arrive) is tried again by the next seal or open. */
   #sealer(): Promise<PairSealer> {
-    return (this.#loading ??= import('../sealing.js').then(
+    return (this.#loading ??= import('../sealing/cipher.js').then(
       ({ PairSealer }) => new PairSealer(this.#encryption, () => this.#crypto),
       (error: unknown) => {
         this.#loading = undefined;

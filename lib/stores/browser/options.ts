@@ -1,12 +1,12 @@
 // The options of BrowserTokenStore: what each does, their defaults, and their checks, which name the option at fault;
 // and the storage an option asks for, which must be there when the store is created.
 import { webStorage } from './environment.js';
-import { LEASE_DEFAULTS } from '../lease.js';
-import { checkStoreOptions, shown } from '../options.js';
-import type { OptionNames } from '../options.js';
-import type { Sealer } from '../sealed-records.js';
-import { checkEncryption } from '../sealing-options.js';
-import type { SealingSecret, StoreEncryption } from '../sealing-options.js';
+import { LEASE_DEFAULTS } from '../common/lease.js';
+import { checkStoreOptions, shown } from '../common/options.js';
+import type { OptionNames } from '../common/options.js';
+import type { Sealer } from '../sealing/records.js';
+import { checkEncryption } from '../sealing/options.js';
+import type { SealingSecret, StoreEncryption } from '../sealing/options.js';
 import { LazySealer } from './lazy-sealer.js';
 
 /**

@@ -1,7 +1,7 @@
 // How a tab reads the pair: from storage, or, where storage does not keep all of it (`keepAccessInMemory`, a storage of
 // its own per tab, or none), from this tab's memory or another tab's, over the channel.
 import type { TokenPair } from '../../contract/store.js';
-import { copyPair, isPair } from '../record.js';
+import { copyPair, isPair } from '../common/record.js';
 import type { RecordView } from './record-view.js';
 import type { TabChannel } from './tab-channel.js';
 

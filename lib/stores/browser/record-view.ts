@@ -1,8 +1,8 @@
 import type { TokenPair } from '../../contract/store.js';
-import { copyPair, isPair, tryParseRecord } from '../record.js';
-import type { FencedPair, StoredPair } from '../record.js';
-import { SealedRecords } from '../sealed-records.js';
-import type { Sealer } from '../sealed-records.js';
+import { copyPair, isPair, tryParseRecord } from '../common/record.js';
+import type { FencedPair, StoredPair } from '../common/record.js';
+import { SealedRecords } from '../sealing/records.js';
+import type { Sealer } from '../sealing/records.js';
 import type { DpopKeyShelf, StoredKeyPair } from './dpop-keys.js';
 
 /**

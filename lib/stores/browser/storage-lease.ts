@@ -1,5 +1,5 @@
-import { acquire, HeldLease, Wakeup } from '../lease.js';
-import type { Attempt, LeaseOptions } from '../lease.js';
+import { acquire, HeldLease, Wakeup } from '../common/lease.js';
+import type { Attempt, LeaseOptions } from '../common/lease.js';
 
 /**
  * How long a tab waits after writing its claim of the lease before reading it back: tabs that claimed at the same

@@ -1,6 +1,6 @@
 import type { TokenPair } from '../../contract/store.js';
-import { isPair } from '../record.js';
-import type { FencedPair } from '../record.js';
+import { isPair } from '../common/record.js';
+import type { FencedPair } from '../common/record.js';
 
 /** How long a tab that knows no pair waits for another tab to tell it one. */
 const ASK_PEERS_MS = 150;

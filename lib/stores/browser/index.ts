@@ -4,21 +4,21 @@
  *
  * @module axios-token-keeper/browser-store
  */
-import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../contract/store.js';
-import { accountRecordIn } from './account-record.js';
-import { dpopKeysOf, webStorage } from './browser/environment.js';
-import { checkOptions, pairStorage, sealerOf } from './browser/options.js';
-import type { BrowserLocking, BrowserTokenStoreOptions } from './browser/options.js';
-import { AccountEntry } from './browser/account-entry.js';
-import { RecordView } from './browser/record-view.js';
-import { readPair } from './browser/read-pair.js';
-import { BrowserLock } from './browser/store-lock.js';
-import { TabChannel } from './browser/tab-channel.js';
-import { checkAccountName, checkAccountsRoot, escapeAccountName } from './account-key.js';
-import { copyPair } from './record.js';
-import type { FencedPair, StoredPair } from './record.js';
-import type { Sealer } from './sealed-records.js';
-import { Announcer } from './announcer.js';
+import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock } from '../../contract/store.js';
+import { accountRecordIn } from '../common/account-record.js';
+import { dpopKeysOf, webStorage } from './environment.js';
+import { checkOptions, pairStorage, sealerOf } from './options.js';
+import type { BrowserLocking, BrowserTokenStoreOptions } from './options.js';
+import { AccountEntry } from './account-entry.js';
+import { RecordView } from './record-view.js';
+import { readPair } from './read-pair.js';
+import { BrowserLock } from './store-lock.js';
+import { TabChannel } from './tab-channel.js';
+import { checkAccountName, checkAccountsRoot, escapeAccountName } from '../common/account-key.js';
+import { copyPair } from '../common/record.js';
+import type { FencedPair, StoredPair } from '../common/record.js';
+import type { Sealer } from '../sealing/records.js';
+import { Announcer } from '../common/announcer.js';
 
 /** The store's options, and what it tells of the browser. */
 export type {
@@ -27,10 +27,10 @@ export type {
   BrowserStoreEncryption,
   BrowserTokenStoreOptions,
   SealingCryptoKey,
-} from './browser/options.js';
+} from './options.js';
 
 /** The `encryption` option: its keys, or functions of your own, and the switch from clear. */
-export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing-options.js';
+export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from '../sealing/options.js';
 
 /**
  * Keeps the pair for the tabs of a browser app: one tab renews at a time, and the others take its pair without

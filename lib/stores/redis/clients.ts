@@ -1,11 +1,10 @@
-// How RedisTokenStore tells the clients it takes apart (their shapes are in redis-client-shapes.ts): ioredis (5 and 6,
+// How RedisTokenStore tells the clients it takes apart (their shapes are in client-shapes.ts): ioredis (5 and 6,
 // `Redis`, `Cluster`, and `Redis` with `sentinels`) and node-redis (4 to 6, `createClient()` and `createCluster()`; 5
 // and 6, `createSentinel()`). Neither library is imported: a client is recognised by its shape, and one the store
 // cannot use is refused here, at construction, saying what to pass instead. Each family's adapter is picked in
-// redis-adapters.ts. The REST client of serverless platforms, @upstash/redis, is recognised and adapted in
-// redis-rest.ts.
-import { looksLikeRestClient, REST_HAS_NO_PUBSUB, restClientProblem } from './redis-rest.js';
-import type { UpstashClientLike } from './redis-rest.js';
+// adapters.ts. The REST client of serverless platforms, @upstash/redis, is recognised and adapted in rest.ts.
+import { looksLikeRestClient, REST_HAS_NO_PUBSUB, restClientProblem } from './rest.js';
+import type { UpstashClientLike } from './rest.js';
 import type {
   IoredisClientLike,
   IoredisSubscriberLike,
@@ -13,7 +12,7 @@ import type {
   NodeRedisClusterLike,
   NodeRedisSentinelLike,
   NodeRedisSubscriberLike,
-} from './redis-client-shapes.js';
+} from './client-shapes.js';
 
 /** The clients' shapes, importable from here too, where they were first. */
 export type {
@@ -28,7 +27,7 @@ export type {
   NodeRedisSubscriberLike,
   RedisClientLike,
   RedisSubscriberLike,
-} from './redis-client-shapes.js';
+} from './client-shapes.js';
 
 /** The fields a recognised client is told apart by (all read, none called, before it is accepted). */
 interface Shape {

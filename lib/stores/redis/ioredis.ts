@@ -1,11 +1,11 @@
 // The adapter of ioredis (5 and 6: `Redis`, `Cluster`, and `Redis` with `sentinels`): a script's keys and arguments
 // passed flat after their count, the connection that took a write reached again through the client (a `Cluster`'s
 // connection to the master of the key's slot), and one listener for every channel's messages.
-import type { IoredisClientLike, IoredisSubscriberLike } from './redis-client-shapes.js';
-import { replicated, reply, text } from './redis-commands.js';
-import type { RedisCommands, RedisSubscription } from './redis-commands.js';
-import { keySlot } from './redis-replicas.js';
-import type { RedisNode, ReplicaWaits } from './redis-replicas.js';
+import type { IoredisClientLike, IoredisSubscriberLike } from './client-shapes.js';
+import { replicated, reply, text } from './commands.js';
+import type { RedisCommands, RedisSubscription } from './commands.js';
+import { keySlot } from './replicas.js';
+import type { RedisNode, ReplicaWaits } from './replicas.js';
 
 export function ioredisCommands(client: IoredisClientLike, replicas: ReplicaWaits): RedisCommands {
   const evaluate = async (script: string, keys: readonly string[], args: readonly (string | number)[]) =>

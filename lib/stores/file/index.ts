@@ -6,27 +6,33 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../contract/store.js';
-import { parseAccountRecord } from './account-record.js';
-import { isPair, parseRecord } from './record.js';
-import { Announcer } from './announcer.js';
-import { accountFileName, checkAccountName } from './account-key.js';
+import type {
+  AccountRecord,
+  TokenPair,
+  TokenStore,
+  TokenStoreLock,
+  TokenStoreLockRequest,
+} from '../../contract/store.js';
+import { parseAccountRecord } from '../common/account-record.js';
+import { isPair, parseRecord } from '../common/record.js';
+import { Announcer } from '../common/announcer.js';
+import { accountFileName, checkAccountName } from '../common/account-key.js';
 import { DirectoryWatch } from './directory-watch.js';
-import { FileLock } from './file-lock.js';
-import { LEASE_DEFAULTS } from './lease.js';
-import type { LeaseOptions } from './lease.js';
-import { checkStoreOptions, shown } from './options.js';
-import type { OptionNames } from './options.js';
-import { SealedRecords } from './sealed-records.js';
-import { sealerOf } from './platform-sealing.js';
-import type { StoreEncryption } from './sealing-options.js';
-import { ignoreMissing, readRecord, replaceFile } from './file-writes.js';
+import { FileLock } from './lock.js';
+import { LEASE_DEFAULTS } from '../common/lease.js';
+import type { LeaseOptions } from '../common/lease.js';
+import { checkStoreOptions, shown } from '../common/options.js';
+import type { OptionNames } from '../common/options.js';
+import { SealedRecords } from '../sealing/records.js';
+import { sealerOf } from '../sealing/platform.js';
+import type { StoreEncryption } from '../sealing/options.js';
+import { ignoreMissing, readRecord, replaceFile } from './writes.js';
 
 /** The lock's lease options, which this store's options extend. */
-export type { LeaseOptions } from './lease.js';
+export type { LeaseOptions } from '../common/lease.js';
 
 /** The `encryption` option: its keys, or the functions of your KMS, and the switch from clear. */
-export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing-options.js';
+export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from '../sealing/options.js';
 
 /** Options of {@link FileTokenStore}. */
 export interface FileTokenStoreOptions extends LeaseOptions {

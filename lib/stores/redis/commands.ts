@@ -1,7 +1,7 @@
 // The one vocabulary RedisTokenStore speaks to Redis, whatever the client: the commands it sends, the subscriptions it
-// holds, and the replies as it reads them. Each family's adapter (redis-ioredis.ts, redis-node-redis.ts, redis-rest.ts)
-// speaks it; redis-adapters.ts picks the adapter of a client.
-import type { ReplicaWaits, RedisNode } from './redis-replicas.js';
+// holds, and the replies as it reads them. Each family's adapter (ioredis.ts, node-redis.ts, rest.ts) speaks it;
+// adapters.ts picks the adapter of a client.
+import type { ReplicaWaits, RedisNode } from './replicas.js';
 
 /** A reply as the store reads it, whatever the client and the protocol: no Buffer, no undefined, no bigint. */
 export type RedisReply = string | number | null | RedisReply[];

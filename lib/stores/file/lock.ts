@@ -5,10 +5,10 @@ import { randomUUID } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { mkdir, open, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { TokenStoreLock, TokenStoreLockRequest } from '../contract/store.js';
-import { acquire, HeldLease, Wakeup } from './lease.js';
-import type { Attempt, LeaseOptions } from './lease.js';
-import { hasErrorCode, ignoreMissing, readRecord, replaceFile, sweepTemporaries } from './file-writes.js';
+import type { TokenStoreLock, TokenStoreLockRequest } from '../../contract/store.js';
+import { acquire, HeldLease, Wakeup } from '../common/lease.js';
+import type { Attempt, LeaseOptions } from '../common/lease.js';
+import { hasErrorCode, ignoreMissing, readRecord, replaceFile, sweepTemporaries } from './writes.js';
 
 /**
  * The lock of one token file: `tokens.json.lock` while a process holds it, and `tokens.json.fence`, the number of the

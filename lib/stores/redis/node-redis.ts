@@ -7,11 +7,11 @@ import type {
   NodeRedisListener,
   NodeRedisSentinelLike,
   NodeRedisSubscriberLike,
-} from './redis-client-shapes.js';
-import { replicated, reply, text } from './redis-commands.js';
-import type { RedisCommands, RedisSubscription } from './redis-commands.js';
-import { keySlot } from './redis-replicas.js';
-import type { RedisNode, ReplicaWaits } from './redis-replicas.js';
+} from './client-shapes.js';
+import { replicated, reply, text } from './commands.js';
+import type { RedisCommands, RedisSubscription } from './commands.js';
+import { keySlot } from './replicas.js';
+import type { RedisNode, ReplicaWaits } from './replicas.js';
 
 export function nodeRedisCommands(client: NodeRedisClientLike, replicas: ReplicaWaits): RedisCommands {
   // node-redis takes only strings (or Buffers) as arguments: a number is refused before it is sent.

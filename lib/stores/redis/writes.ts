@@ -1,12 +1,12 @@
 // RedisTokenStore's writes: the pair's record and the account's, each by a script that refuses a writer whose fence is
 // older than the last lock granted, then, once written, a wait for a replica of the master that took it, within what
 // the plugin allows one store call.
-import type { AccountRecord } from '../contract/store.js';
-import { pausesLogins } from './account-record.js';
-import { integer } from './redis-commands.js';
-import type { RedisCommands } from './redis-commands.js';
-import type { ResolvedRedisOptions } from './redis-options.js';
-import { WRITE, WRITE_ACCOUNT } from './redis-scripts.js';
+import type { AccountRecord } from '../../contract/store.js';
+import { pausesLogins } from '../common/account-record.js';
+import { integer } from './commands.js';
+import type { RedisCommands } from './commands.js';
+import type { ResolvedRedisOptions } from './options.js';
+import { WRITE, WRITE_ACCOUNT } from './scripts.js';
 
 /** The keys of one account that its writes touch. */
 export interface WriteKeys {

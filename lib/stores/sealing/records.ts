@@ -1,21 +1,21 @@
 // The records of a store that may seal its pair (a Redis key, a token file, a storage entry), as it reads and writes
 // them: the pair sealed by the store's sealer with `encryption`, in clear without it. Every store takes this, with or
-// without `encryption`; the cipher is sealing.ts', which the browser store loads only with `encryption`. The message
+// without `encryption`; the cipher is cipher.ts', which the browser store loads only with `encryption`. The message
 // for a pair sealed with a key the holder lacks is here too, since a store without `encryption` gives it as well.
-import { TokenAuthError } from '../contract/errors.js';
-import type { TokenPair } from '../contract/store.js';
-import { isSealed, recordToJson } from './record.js';
-import type { FencedPair, StoredPair } from './record.js';
-import { KEY_ID } from './sealing-options.js';
+import { TokenAuthError } from '../../contract/errors.js';
+import type { TokenPair } from '../../contract/store.js';
+import { isSealed, recordToJson } from '../common/record.js';
+import type { FencedPair, StoredPair } from '../common/record.js';
+import { KEY_ID } from './options.js';
 
 /**
- * The format of the sealed text that `encryption.keys` write (sealing.ts), first in it, so that a later format can tell
+ * The format of the sealed text that `encryption.keys` write (cipher.ts), first in it, so that a later format can tell
  * this one apart; the id of the key that sealed it follows, which a message names.
  */
 export const FORMAT = 'v1';
 
 /**
- * What seals and opens the pairs of the records: the PairSealer of `encryption` (sealing.ts), or, in the browser store,
+ * What seals and opens the pairs of the records: the PairSealer of `encryption` (cipher.ts), or, in the browser store,
  * one that loads it at its first seal or open.
  */
 export interface Sealer {
@@ -85,7 +85,7 @@ export class SealedRecords<Pair extends Partial<TokenPair>> {
     return recordToJson(fence, stored);
   }
 
-  /** The pair of a record read, opened; see `PairSealer.open` (sealing.ts) for what it throws. */
+  /** The pair of a record read, opened; see `PairSealer.open` (cipher.ts) for what it throws. */
   async open(record: FencedPair<StoredPair<Partial<TokenPair>>>): Promise<Pair | null> {
     const { fence, pair } = record;
     if (pair === null) return null;
@@ -113,14 +113,14 @@ export class SealedRecords<Pair extends Partial<TokenPair>> {
 /** `pair` as a sealed record carries it: its DPoP key, if any, as the private JWK (see dpop/stored-key.ts). */
 async function withStoredKey<Pair extends Partial<TokenPair>>(pair: Pair): Promise<Partial<TokenPair>> {
   if (!pair.dpopKey) return pair;
-  const { exportDpopKey } = await import('../dpop/stored-key.js');
+  const { exportDpopKey } = await import('../../dpop/stored-key.js');
   return { ...pair, dpopKey: await exportDpopKey(pair.dpopKey) };
 }
 
 /** A pair opened from a sealed record, its DPoP key a key again; one whose key does not import has none. */
 async function withKey<Pair extends Partial<TokenPair>>(pair: Pair): Promise<Pair> {
   if (pair.dpopKey === undefined) return pair;
-  const { importDpopKey, isStoredDpopKey } = await import('../dpop/stored-key.js');
+  const { importDpopKey, isStoredDpopKey } = await import('../../dpop/stored-key.js');
   const { dpopKey: stored, ...rest } = pair;
   if (!isStoredDpopKey(stored)) return rest as Pair;
   return { ...rest, dpopKey: await importDpopKey(stored) } as Pair;

@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { parseRecord } from './record.js';
-import type { FencedPair, StoredPair } from './record.js';
+import { parseRecord } from '../common/record.js';
+import type { FencedPair, StoredPair } from '../common/record.js';
 
 /**
  * Writes `text` to `path` through a temporary file and a rename, so that a reader sees the old content or the new,

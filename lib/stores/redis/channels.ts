@@ -1,7 +1,7 @@
 // The channels a RedisTokenStore and the stores of its accounts listen to, on the one subscriber connection they share:
 // a channel is subscribed when its first listener comes and unsubscribed when its last goes, and each message goes to
 // the listeners of its channel. Nothing is kept of a channel nobody listens to, so an account dropped is forgotten.
-import type { RedisSubscription } from './redis-commands.js';
+import type { RedisSubscription } from './commands.js';
 
 /** One channel: its listeners, and where its subscription stands. */
 interface Channel {

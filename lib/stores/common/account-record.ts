@@ -1,7 +1,7 @@
 // The account's record as a store holds it: a version-1 record whose `expiresAt` says until when it says anything, and
 // whose halt (`haltsUntil`, a login pause) a store may announce. Its guards' fields are the plugin's, which checks them as it reads them back:
 // a leaf, which the stores and the link to them share.
-import type { AccountRecord, TokenStore } from '../contract/store.js';
+import type { AccountRecord, TokenStore } from '../../contract/store.js';
 
 /**
  * Whether the holders of `store` share the account's record: a store the user gave (the default memory store has no

@@ -1,8 +1,8 @@
 // The Redis clients RedisTokenStore takes, as their shapes: ioredis (5 and 6, `Redis`, `Cluster`, and `Redis` with
 // `sentinels`) and node-redis (4 to 6, `createClient()` and `createCluster()`; 5 and 6, `createSentinel()`), and the
 // connections it listens on. Neither library is imported: these are what the store uses of them. How a client is told
-// apart, and refused, is redis-clients.ts'; the REST client of serverless platforms, @upstash/redis, is redis-rest.ts'.
-import type { UpstashClientLike } from './redis-rest.js';
+// apart, and refused, is clients.ts'; the REST client of serverless platforms, @upstash/redis, is rest.ts'.
+import type { UpstashClientLike } from './rest.js';
 
 /**
  * An ioredis `Redis` or `Cluster` (ioredis 5 or 6), as the store uses it; a `Redis` with `sentinels` too. It connects

@@ -1,16 +1,16 @@
 // RedisTokenStore's lock: `SET NX PX` with a fence one past both the last grant and the stored record's (the LOCK
 // script), the wait for it, which listens for releases on the account's channel, the lease kept alive (EXTEND), and
 // the compare-and-delete release (RELEASE), which publishes that the lock is free.
-import { settle } from '../support/deadline.js';
-import type { TokenStoreLock, TokenStoreLockRequest } from '../contract/store.js';
-import { acquire, HeldLease, Wakeup } from './lease.js';
-import type { Attempt } from './lease.js';
-import { integer } from './redis-commands.js';
-import type { RedisCommands } from './redis-commands.js';
-import type { ChannelListening } from './redis-channels.js';
-import type { ResolvedRedisOptions } from './redis-options.js';
-import { EXTEND, LOCK, RELEASE } from './redis-scripts.js';
-import { webCrypto } from '../support/web-crypto.js';
+import { settle } from '../../support/deadline.js';
+import type { TokenStoreLock, TokenStoreLockRequest } from '../../contract/store.js';
+import { acquire, HeldLease, Wakeup } from '../common/lease.js';
+import type { Attempt } from '../common/lease.js';
+import { integer } from './commands.js';
+import type { RedisCommands } from './commands.js';
+import type { ChannelListening } from './channels.js';
+import type { ResolvedRedisOptions } from './options.js';
+import { EXTEND, LOCK, RELEASE } from './scripts.js';
+import { webCrypto } from '../../support/web-crypto.js';
 
 /** How far apart the processes that heard one release try the lock: far more than a read of the pair takes. */
 const RELEASE_SPREAD_MS = 50;

@@ -1,24 +1,24 @@
-// Each family of Redis client behind a small adapter that speaks the store's one vocabulary (redis-commands.ts):
+// Each family of Redis client behind a small adapter that speaks the store's one vocabulary (commands.ts):
 // `eval(script, keys, args)`, `write(…)` (a script, then the wait for a replica on the node that took it), `get(key)`
 // and subscriptions to channels, with replies normalised. The families differ in how a script's keys and arguments are
 // passed, in how the connection that ran a command is reached again, and in how a message reaches its listener: each
-// family's adapter is in a file of its own (redis-ioredis.ts, redis-node-redis.ts, redis-rest.ts). Which family a
-// client is, and the refusal of one the store cannot use, are redis-clients.ts'.
-import { recogniseClient, recogniseSubscriber } from './redis-clients.js';
-import type { RedisCommands, RedisSubscription } from './redis-commands.js';
-import { ioredisCommands, ioredisSubscription } from './redis-ioredis.js';
+// family's adapter is in a file of its own (ioredis.ts, node-redis.ts, rest.ts). Which family a client is, and the
+// refusal of one the store cannot use, are clients.ts'.
+import { recogniseClient, recogniseSubscriber } from './clients.js';
+import type { RedisCommands, RedisSubscription } from './commands.js';
+import { ioredisCommands, ioredisSubscription } from './ioredis.js';
 import {
   nodeRedisClusterCommands,
   nodeRedisCommands,
   nodeRedisSentinelCommands,
   nodeRedisSubscription,
-} from './redis-node-redis.js';
-import { ReplicaWaits } from './redis-replicas.js';
-import { upstashCommands } from './redis-rest.js';
+} from './node-redis.js';
+import { ReplicaWaits } from './replicas.js';
+import { upstashCommands } from './rest.js';
 
 /** The vocabulary, importable from here too, where it was first. */
-export { integer } from './redis-commands.js';
-export type { RedisCommands, RedisReply, RedisSubscription } from './redis-commands.js';
+export { integer } from './commands.js';
+export type { RedisCommands, RedisReply, RedisSubscription } from './commands.js';
 
 /**
  * The store's commands on `client`, each failure without what the client attaches to it (see {@link answerOf}); a

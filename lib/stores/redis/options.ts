@@ -1,10 +1,10 @@
 // The options of RedisTokenStore: what each does, their defaults, and their checks, which name the option at fault.
-import { LEASE_DEFAULTS } from './lease.js';
-import type { LeaseOptions } from './lease.js';
-import { checkStoreOptions, shown } from './options.js';
-import type { OptionNames } from './options.js';
-import type { RedisSubscriberLike } from './redis-client-shapes.js';
-import type { StoreEncryption } from './sealing-options.js';
+import { LEASE_DEFAULTS } from '../common/lease.js';
+import type { LeaseOptions } from '../common/lease.js';
+import { checkStoreOptions, shown } from '../common/options.js';
+import type { OptionNames } from '../common/options.js';
+import type { RedisSubscriberLike } from './client-shapes.js';
+import type { StoreEncryption } from '../sealing/options.js';
 
 /** Options of `RedisTokenStore`. Only `prefix` is required. */
 export interface RedisTokenStoreOptions extends LeaseOptions {

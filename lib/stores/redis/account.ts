@@ -1,10 +1,10 @@
 // An account's place in Redis: the keys and the channel of a store's default account and of its named accounts
 // (RedisTokenStore.forAccount), and what a named account's store takes from the store it is of.
-import { escapeAccountName } from './account-key.js';
-import type { RedisCommands } from './redis-commands.js';
-import type { RedisChannels } from './redis-channels.js';
-import type { RedisTokenStoreOptions } from './redis-options.js';
-import type { Sealer } from './sealed-records.js';
+import { escapeAccountName } from '../common/account-key.js';
+import type { RedisCommands } from './commands.js';
+import type { RedisChannels } from './channels.js';
+import type { RedisTokenStoreOptions } from './options.js';
+import type { Sealer } from '../sealing/records.js';
 
 /** The keys of one account: its pair, its lock, the fence of its last lock, and its record. */
 export interface AccountKeys {

@@ -1,8 +1,8 @@
 // What a store that shares the pair between processes (file, Redis, browser) needs for its lock: the lease options,
 // the wait for the lock, the lease kept alive, and the wake-ups that end a wait early. The record it keeps is in
 // record.ts, its listeners in announcer.ts, its option checks in options.ts.
-import { ABORTED, settle, TIMED_OUT, unanswered } from '../support/deadline.js';
-import type { TokenStoreLockRequest } from '../contract/store.js';
+import { ABORTED, settle, TIMED_OUT, unanswered } from '../../support/deadline.js';
+import type { TokenStoreLockRequest } from '../../contract/store.js';
 /** The options of a lock kept as a lease: every store that shares the pair between processes has them. */
 export interface LeaseOptions {
   /**

@@ -1,4 +1,4 @@
-import type { TokenPair } from '../contract/store.js';
+import type { TokenPair } from '../../contract/store.js';
 
 /**
  * The listeners of one store in this process. A record is announced once, whether this process wrote it (other

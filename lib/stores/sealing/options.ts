@@ -1,7 +1,7 @@
 // The `encryption` option of the stores that keep the pair where others can read it (Redis, a file, the browser's
 // storage): its shapes, and the one check of it, which names what to fix and never shows a secret. A leaf, with
 // nothing from Node, so that the browser store takes it too.
-import { shown } from './options.js';
+import { shown } from '../common/options.js';
 
 /**
  * A key of `encryption.keys`: 32 random bytes and the id that names them in every pair they seal.

@@ -6,32 +6,38 @@
  *
  * @module axios-token-keeper/redis-store
  */
-import type { AccountRecord, TokenPair, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../contract/store.js';
-import { parseAccountRecord } from './account-record.js';
-import { isPair, parseRecord } from './record.js';
-import { Announcer } from './announcer.js';
-import { resolveRedisOptions } from './redis-options.js';
-import type { RedisTokenStoreOptions, ResolvedRedisOptions } from './redis-options.js';
-import { commandsOf, subscriptionOf } from './redis-adapters.js';
-import { ChannelListening, RedisChannels } from './redis-channels.js';
-import { RedisLock } from './redis-lock.js';
-import { RedisWrites } from './redis-writes.js';
-import { checkAccountName, checkAccountsRoot } from './account-key.js';
-import { accountKeys, accountTag, PARENT } from './redis-account.js';
-import type { AccountKeys, AccountStoreOptions } from './redis-account.js';
-import type { RedisCommands } from './redis-commands.js';
-import type { RedisClientLike } from './redis-client-shapes.js';
-import { SealedRecords } from './sealed-records.js';
-import { sealerOf } from './platform-sealing.js';
+import type {
+  AccountRecord,
+  TokenPair,
+  TokenStore,
+  TokenStoreLock,
+  TokenStoreLockRequest,
+} from '../../contract/store.js';
+import { parseAccountRecord } from '../common/account-record.js';
+import { isPair, parseRecord } from '../common/record.js';
+import { Announcer } from '../common/announcer.js';
+import { resolveRedisOptions } from './options.js';
+import type { RedisTokenStoreOptions, ResolvedRedisOptions } from './options.js';
+import { commandsOf, subscriptionOf } from './adapters.js';
+import { ChannelListening, RedisChannels } from './channels.js';
+import { RedisLock } from './lock.js';
+import { RedisWrites } from './writes.js';
+import { checkAccountName, checkAccountsRoot } from '../common/account-key.js';
+import { accountKeys, accountTag, PARENT } from './account.js';
+import type { AccountKeys, AccountStoreOptions } from './account.js';
+import type { RedisCommands } from './commands.js';
+import type { RedisClientLike } from './client-shapes.js';
+import { SealedRecords } from '../sealing/records.js';
+import { sealerOf } from '../sealing/platform.js';
 
 /** The lock's lease options, which this store's options extend. */
-export type { LeaseOptions } from './lease.js';
+export type { LeaseOptions } from '../common/lease.js';
 
 /** The store's options. */
-export type { RedisTokenStoreOptions } from './redis-options.js';
+export type { RedisTokenStoreOptions } from './options.js';
 
 /** The `encryption` option: its keys, or the functions of your KMS, and the switch from clear. */
-export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from './sealing-options.js';
+export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from '../sealing/options.js';
 
 /** The clients the store takes, as their shapes: neither ioredis nor node-redis is imported. */
 export type {
@@ -46,9 +52,9 @@ export type {
   NodeRedisSubscriberLike,
   RedisClientLike,
   RedisSubscriberLike,
-} from './redis-client-shapes.js';
+} from './client-shapes.js';
 /** The REST client of serverless and edge platforms, @upstash/redis, as its shape: it is not imported either. */
-export type { UpstashClientLike, UpstashScriptLike } from './redis-rest.js';
+export type { UpstashClientLike, UpstashScriptLike } from './rest.js';
 
 /**
  * Keeps the pair in Redis, for processes on any number of hosts (containers, cluster workers, serverless). One

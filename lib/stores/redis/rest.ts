@@ -3,8 +3,8 @@
 // command is one HTTPS request (or shares one, with the client's automatic pipelining); there is no connection to keep
 // and no pub/sub, so the store polls where it would listen (see RedisTokenStore and docs/stores.md). The library is
 // not imported: the client is recognised by its shape.
-import { reply, text } from './redis-commands.js';
-import type { RedisCommands } from './redis-commands.js';
+import { reply, text } from './commands.js';
+import type { RedisCommands } from './commands.js';
 
 /** An `@upstash/redis` client, as the store uses it: its scripts, and `GET`. */
 export interface UpstashClientLike {

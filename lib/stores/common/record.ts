@@ -1,6 +1,6 @@
 // The record every store that shares the pair keeps (the token file, the Redis key, the browser's storage entry): one
 // format and one check, so that what one store takes for its own, every store does.
-import type { TokenPair } from '../contract/store.js';
+import type { TokenPair } from '../../contract/store.js';
 
 /**
  * A write of the pair: the fence it was written under, and the pair, or null once dropped. A dropped pair stays a
@@ -20,8 +20,8 @@ export interface RecordReading {
 }
 
 /**
- * A pair as a store with `encryption` keeps it: its tokens sealed (see sealing.ts), and beside them, in clear, the
- * expiry, which the scripts and the plugin read without the key.
+ * A pair as a store with `encryption` keeps it: its tokens sealed (see sealing/cipher.ts), and beside them, in clear,
+ * the expiry, which the scripts and the plugin read without the key.
  */
 interface SealedPair {
   /** The tokens, sealed: `v1.<key id>.<iv>.<ciphertext>` with `keys`, or what `encryption.seal` gave. */

@@ -1,20 +1,20 @@
 // Tokens sealed at rest: the pair's tokens go into the store sealed with AES-256-GCM (WebCrypto), under a key of
 // `encryption.keys` named in the sealed text, and bound to where the store keeps them, so that a sealed pair copied to
 // another key, file or entry fails to open. Or by `encryption.seal`/`unseal` of the user's. What the store's scripts
-// read (the version, the fence, the expiry) stays in clear beside it: the record's format is sealed-records.ts'.
+// read (the version, the fence, the expiry) stays in clear beside it: the record's format is records.ts'.
 // Nothing from Node: each store says where WebCrypto comes from. The browser store loads this module only with
 // `encryption` (browser/lazy-sealer.ts), so that an app without it ships no cipher.
-import { hasCode, TokenAuthError } from '../contract/errors.js';
-import type { TokenPair } from '../contract/store.js';
-import { isSealed } from './record.js';
-import type { StoredPair } from './record.js';
-import { FORMAT, keyMissing } from './sealed-records.js';
-import type { Sealer } from './sealed-records.js';
-import { bytesFromBase64, isBytes, KEY_ID } from './sealing-options.js';
-import type { CheckedEncryption, KeyMaterial, SealingFunctions } from './sealing-options.js';
+import { hasCode, TokenAuthError } from '../../contract/errors.js';
+import type { TokenPair } from '../../contract/store.js';
+import { isSealed } from '../common/record.js';
+import type { StoredPair } from '../common/record.js';
+import { FORMAT, keyMissing } from './records.js';
+import type { Sealer } from './records.js';
+import { bytesFromBase64, isBytes, KEY_ID } from './options.js';
+import type { CheckedEncryption, KeyMaterial, SealingFunctions } from './options.js';
 
-/** The records of a place (sealed-records.ts), importable from here still, where they were first. */
-export { SealedRecords } from './sealed-records.js';
+/** The records of a place (records.ts), importable from here still, where they were first. */
+export { SealedRecords } from './records.js';
 
 /** Where a store gets WebCrypto: `globalThis.crypto` in the browser, support/web-crypto.ts on Node. */
 type CryptoSource = () => Crypto | Promise<Crypto>;
