@@ -1,15 +1,7 @@
 // The account's record as a store holds it: a version-1 record whose `expiresAt` says until when it says anything, and
 // whose halt (`haltsUntil`, a login pause) a store may announce. Its guards' fields are the plugin's, which checks them as it reads them back:
 // a leaf, which the stores and the link to them share.
-import type { AccountRecord, TokenStore } from '../../contract/store.js';
-
-/**
- * Whether the holders of `store` share the account's record: a store the user gave (the default memory store has no
- * other holder) with both `getAccount` and `setAccount`. Decided once, at attach.
- */
-export function keepsAccount(store: TokenStore | undefined): boolean {
-  return typeof store?.getAccount === 'function' && typeof store.setAccount === 'function';
-}
+import type { AccountRecord } from '../../contract/store.js';
 
 /**
  * The record halts the renewals that could only log in, now: what a store announces to the holders waiting for its
