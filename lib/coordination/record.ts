@@ -4,7 +4,12 @@
 import type { AccountRecord } from '../contract/store.js';
 import type { Guards } from '../account/guards/guards.js';
 import type { Pairs } from '../account/pairs.js';
-import type { StoreTurn } from './turn.js';
+
+/** What the record is read from and written to under the lock: a turn (turn.ts). */
+export interface RecordTurn {
+  getAccount(): Promise<AccountRecord | undefined>;
+  setAccount(record: AccountRecord): void;
+}
 
 /** The account's record of one account, for a store that keeps it. */
 export class RecordKeeper {
@@ -31,7 +36,7 @@ export class RecordKeeper {
   }
 
   /** Reads `turn`'s record into the guards; gives what the guards said then, to tell a change by at {@link close}. */
-  async open(turn: StoreTurn): Promise<string | undefined> {
+  async open(turn: RecordTurn): Promise<string | undefined> {
     this.turnsOpen += 1;
     try {
       const stored = await turn.getAccount();
@@ -47,7 +52,7 @@ export class RecordKeeper {
    * Writes the guards back in `turn` when they changed since `before`; with no record in the store, when this holder's
    * says anything (what it knew before the turn counts too: a logout marked before its turn began).
    */
-  close(turn: StoreTurn, before: string | undefined): void {
+  close(turn: RecordTurn, before: string | undefined): void {
     const after = this.guards.record();
     if (before === undefined ? after.expiresAt > 0 : JSON.stringify(after) !== before) turn.setAccount(after);
     this.turnsOpen -= 1;
