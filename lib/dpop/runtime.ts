@@ -4,6 +4,8 @@
 import { isAxiosError } from 'axios';
 import type { AxiosAdapter, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import type { DpopAlgorithm, DpopKey } from '../contract/dpop.js';
+import { TokenAuthError } from '../contract/errors.js';
+import { tokenTypeOf } from '../token-calls/parse.js';
 import { createDpopKey } from './key.js';
 import { DpopProofs, isNonceChallenge } from './proof.js';
 
@@ -22,6 +24,18 @@ export class DpopRuntime {
 
   newKey(algorithm: DpopAlgorithm, extractable: boolean): Promise<DpopKey> {
     return createDpopKey(algorithm, extractable);
+  }
+
+  /** Throws TOKEN_RESPONSE_INVALID for an answer whose token is not bound to the key (a `token_type` not DPoP). */
+  checkAnswer(body: unknown, where: string, status: number): void {
+    const tokenType = tokenTypeOf(body);
+    if (tokenType && !/^dpop$/i.test(tokenType))
+      throw new TokenAuthError(
+        'TOKEN_RESPONSE_INVALID',
+        `The token service answered ${where} with a token of type ${tokenType.slice(0, 20)}, not DPoP: it did not bind the token to the key of \`dpop\` (a service without DPoP, or one that does not offer it to this client). ` +
+          'Turn DPoP on for this client at the service, or leave out `dpop`.',
+        { status },
+      );
   }
 
   /**

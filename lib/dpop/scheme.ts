@@ -4,13 +4,11 @@
 // `dpop` ships none of it, and one with it loads that at its first login.
 import type { AxiosAdapter, InternalAxiosRequestConfig } from 'axios';
 import type { DpopAlgorithm, DpopKey, DpopOptions } from '../contract/dpop.js';
-import { TokenAuthError } from '../contract/errors.js';
 import type { TokenPair, TokenStore } from '../contract/store.js';
 import { kindOf } from '../support/kind.js';
 import { isStream } from '../support/redact.js';
 import { pageAddress, requestURL } from '../support/url.js';
 import { callOf } from '../token-calls/client.js';
-import { tokenTypeOf } from '../token-calls/parse.js';
 import type { TokenScheme } from '../token-calls/scheme.js';
 import type { DpopRuntime, DpopTarget } from './runtime.js';
 
@@ -63,6 +61,7 @@ class Dpop implements TokenScheme {
   /** The adapters made so far, one per adapter under them. */
   readonly #adapters = new WeakMap<AxiosAdapter, AxiosAdapter>();
   #runtime: Promise<DpopRuntime> | undefined;
+  #loaded: DpopRuntime | undefined;
 
   /** `extractable`: the store exports a login's key into its sealed record. */
   constructor(
@@ -106,15 +105,9 @@ class Dpop implements TokenScheme {
     return { dpopKey: await (await this.#load()).newKey(this.algorithm, this.extractable) };
   }
 
+  /** Every answer this scheme checks came to a call with a proof: the runtime that sent it is here. */
   checkAnswer(body: unknown, where: string, status: number): void {
-    const tokenType = tokenTypeOf(body);
-    if (tokenType && !/^dpop$/i.test(tokenType))
-      throw new TokenAuthError(
-        'TOKEN_RESPONSE_INVALID',
-        `The token service answered ${where} with a token of type ${tokenType.slice(0, 20)}, not DPoP: it did not bind the token to the key of \`dpop\` (a service without DPoP, or one that does not offer it to this client). ` +
-          'Turn DPoP on for this client at the service, or leave out `dpop`.',
-        { status },
-      );
+    this.#loaded?.checkAnswer(body, where, status);
   }
 
   checkTokens(tokens: Partial<TokenPair>): void {
@@ -138,7 +131,7 @@ class Dpop implements TokenScheme {
 
   #load(): Promise<DpopRuntime> {
     return (this.#runtime ??= import('./runtime.js').then(
-      ({ DpopRuntime }) => new DpopRuntime(this.clock),
+      ({ DpopRuntime }) => (this.#loaded = new DpopRuntime(this.clock)),
       (error: unknown) => {
         // A chunk that failed to load (a network blip in a browser) is tried again by the next call.
         this.#runtime = undefined;
