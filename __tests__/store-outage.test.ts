@@ -4,6 +4,7 @@
 // throughout: the plugin's (`storeTimeoutMs` 5 s, `storeOutageWaitMs` 15 s) and the harness's ioredis client. Without
 // redis-server this file fails here, once, with the command that installs it.
 import { FleetPool, keepEachBursting, sumBursts } from '../harness/fleet.js';
+import type { BurstReply } from '../harness/fleet.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { spentSent, warmFleet, warningsOf } from './helpers/outage.js';
 import { redisServerForFile } from './helpers/redis.js';
@@ -82,4 +83,41 @@ describe('a fleet whose Redis is down as its tokens expire, by default', () => {
     expect(service.counters.tokenCalls - callsBefore).toBe(1);
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
   }, 120_000);
+
+  it('4 processes, Redis paused for good as the tokens expire: each holder sends the refused token once, and its later requests fail unsent, with no token call', async () => {
+    const service = await emulator();
+    const { fleet } = await warmFleet(fleets, server(), service, 4);
+    const callsBefore = service.counters.tokenCalls;
+    const seen = service.calls.length;
+
+    server().pause();
+    service.expireAccessTokens();
+    // Each holder requests on a path of its own, so that the service's log tells whose the 401s were: one request
+    // first, which the API refuses, then bursts while the renewal for it waits for the store, and fails.
+    let running = true;
+    const loops = fleet.workers.map(async (worker, i) => {
+      const path = `/api/holder-${i}`;
+      const replies: BurstReply[] = [await worker.burst(1, { path })];
+      while (running) replies.push(await worker.burst(10, { path }));
+      return replies;
+    });
+    // Pacing, not waiting for something: past two outage waits (`storeOutageWaitMs`, 15 s), each failed.
+    await sleep(35_000);
+    running = false;
+    const total = sumBursts((await Promise.all(loops)).flat());
+    server().resume();
+
+    const refusals = fleet.workers.map(
+      (_worker, i) =>
+        service.calls
+          .slice(seen)
+          .filter((call) => call.route === 'data' && call.path.startsWith(`/api/holder-${i}/`) && !call.user).length,
+    );
+    // Once refused, a token is sent no more while its renewal fails: the later requests waited for one, and failed.
+    expect(refusals).toEqual([1, 1, 1, 1]);
+    expect(total.ok).toBe(0);
+    expect(total.failed).toBeGreaterThanOrEqual(4 * (1 + 10));
+    expect(total.errors.filter((error) => !error.startsWith('STORE_UNAVAILABLE: '))).toEqual([]);
+    expect(service.counters.tokenCalls - callsBefore).toBe(0);
+  }, 90_000);
 });
