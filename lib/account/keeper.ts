@@ -1,6 +1,6 @@
-// One account as this holder keeps it, built in one place in dependency order (its guards and pairs, its store link
-// and shared record, its sign-in state, its renewals, the members of its handle), and what a request asks of it: the
-// pair to carry, and, after a refusal, where the account stands.
+// One account as this holder keeps it, built in one place in dependency order (its guards, sign-in state and pairs,
+// its link to the store, its renewals, the members of its handle), and what a request asks of it: the pair to carry,
+// and, after a refusal, where the account stands (asked of decide.ts).
 import type { InternalAxiosRequestConfig } from 'axios';
 import { abortable, throwIfCanceled } from '../support/abort.js';
 import { signedOut } from '../contract/errors.js';

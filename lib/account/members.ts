@@ -52,7 +52,6 @@ export class AccountMembers implements Omit<TokenAuthAccount, 'accessToken'> {
     if (typeof tokens?.access !== 'string' || tokens.access === '')
       throw new TypeError('auth.setTokens: pass { access, refresh?, expiresIn? } with a non-empty `access` token.');
     const { renewals, link, pairs, guards, options } = this.parts;
-    const { dpopKey } = tokens as TokenPair;
     options.scheme.checkTokens(tokens);
     const { calls } = renewals;
     await renewals.idle();
@@ -63,7 +62,7 @@ export class AccountMembers implements Omit<TokenAuthAccount, 'accessToken'> {
         ...(expiresAt === undefined
           ? calls.pairFrom(tokens, undefined)
           : { ...calls.pairFrom({ access: tokens.access }, tokens.refresh), expiresAt }),
-        ...(dpopKey && { dpopKey }),
+        ...options.scheme.bindingOf(tokens),
       };
       await turn.openRecord();
       try {

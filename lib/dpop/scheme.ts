@@ -110,6 +110,10 @@ class Dpop implements TokenScheme {
     this.#loaded?.checkAnswer(body, where, status);
   }
 
+  bindingOf({ dpopKey }: Partial<TokenPair>): { dpopKey: DpopKey } | undefined {
+    return dpopKey && { dpopKey };
+  }
+
   checkTokens(tokens: Partial<TokenPair>): void {
     if (!tokens.dpopKey?.privateKey)
       throw new TypeError(

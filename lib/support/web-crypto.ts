@@ -1,4 +1,4 @@
-// WebCrypto for the stores and DPoP where Node runs. Node 20 and later, Deno, Bun, Workers and browsers have it as
+// WebCrypto for the stores and the token schemes where Node runs. Node 20 and later, Deno, Bun, Workers and browsers have it as
 // `globalThis.crypto`; Node 18 has it only as `webcrypto` of node:crypto (global behind a flag). That module is loaded
 // then, and only then, by a call that no bundler and no Worker check takes for an import (see nodeBuiltin), so that a
 // bundle for a Worker, the edge runtime or a browser holds no import of a Node built-in. The browser store takes

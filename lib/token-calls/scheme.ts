@@ -29,6 +29,8 @@ export interface TokenScheme {
   usable(pair: TokenPair | undefined): boolean;
   /** What a login makes for the pair it brings; undefined when nothing. */
   bind(): Promise<Binding | undefined>;
+  /** What a pair is bound to, which a token call with its refresh token carries and the pair it brings keeps. */
+  bindingOf(pair: Partial<TokenPair>): Binding | undefined;
   /** Throws the error of a token answer `body` this scheme cannot use (`where`: the call, for the message). */
   checkAnswer(body: unknown, where: string, status: number): void;
   /** Throws the TypeError of a pair `auth.setTokens()` is given that this scheme cannot use. */
@@ -45,6 +47,7 @@ export function bearer(applyToken: (config: InternalAxiosRequestConfig, access: 
     adapter: (adapter) => adapter,
     usable: () => true,
     bind: () => Promise.resolve(undefined),
+    bindingOf: () => undefined,
     checkAnswer: () => undefined,
     checkTokens(tokens) {
       if (tokens.dpopKey)

@@ -97,7 +97,7 @@ export class RenewalCalls {
       throw reports.failure('login', error, this.report(reason, attempts, undefined, asked, scope));
     }
     const started = options.clock();
-    // What the scheme binds the pair to (DPoP: a new key for each login).
+    // What the scheme binds the pair to, made for each login.
     const binding = await options.scheme.bind();
     const answer = await this.call(call, attempts, { reason, started, scope }, () =>
       client.login(credentials, { account: name, gate: attempts, binding }),
@@ -108,10 +108,10 @@ export class RenewalCalls {
   }
 
   /** A token call with the refresh token of `from` (one the scheme can use: see TokenScheme.usable). */
-  async refresh(from: Pick<TokenPair, 'refresh' | 'dpopKey'> | undefined, scope: TurnScope): Promise<PairInUse> {
+  async refresh(from: TokenPair | undefined, scope: TurnScope): Promise<PairInUse> {
     const { options, client, reports, guards, name } = this.parts;
     const refreshToken = from?.refresh;
-    const binding: Binding | undefined = from?.dpopKey && { dpopKey: from.dpopKey };
+    const binding = from && options.scheme.bindingOf(from);
     const call: GuardedCall = { operation: 'refresh', mode: scope.mode, typed: false, refreshToken };
     const attempts = new Attempts(call, scope.turn, guards);
     const started = options.clock();
@@ -185,7 +185,7 @@ export class RenewalCalls {
   }
 }
 
-/** `pair`, with what its login bound it to. */
+/** `pair`, with what it is bound to. */
 function bound(pair: TokenPair, binding: Binding | undefined): TokenPair {
-  return binding?.dpopKey ? { ...pair, dpopKey: binding.dpopKey } : pair;
+  return binding ? { ...pair, ...binding } : pair;
 }

@@ -83,7 +83,7 @@ export interface TurnFacts {
   readonly storeLost: boolean;
   /** The refresh token it would send was refused before, for any holder of the store. */
   readonly refusedBefore: boolean;
-  /** It has something to refresh with: a refresh token (with its key, under DPoP), or a cookie not refused. */
+  /** It has something to refresh with (that its scheme can use): a refresh token, or a cookie not refused. */
   readonly canRefresh: boolean;
 }
 
