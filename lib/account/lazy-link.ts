@@ -1,16 +1,26 @@
 // The link of an account to a shared store while the coordination layer loads: made at once (an account is made
-// synchronously), it becomes the layer's link as soon as the layer's code has arrived, which attach asked for as it
-// linked the store. Until then the account has read nothing, and every call waits for the layer.
+// synchronously), it subscribes to the store at once, as attach returns, and becomes the layer's link as soon as the
+// layer's code has arrived, which attach asked for as it checked the store. Until then the account has read nothing,
+// every call waits for the layer, and what the store tells is no news (the first read, after, reads it).
 import type { TimedOut } from '../support/abort.js';
 import type { CheckedStore } from './checked-store.js';
-import type { LinkParts, Outage, SharedLinkMaker, StoreLink, Turn, TurnRequest, TurnWait } from './link.js';
+import type {
+  LinkParts,
+  Outage,
+  SharedLinkMaker,
+  SharedStoreLink,
+  StoreLink,
+  Turn,
+  TurnRequest,
+  TurnWait,
+} from './link.js';
 
 export class LazyLink implements StoreLink {
   readonly shares = true;
   readonly keepsRecord: boolean;
-  #link: StoreLink | undefined;
-  #making: Promise<StoreLink> | undefined;
-  #closed = false;
+  #link: SharedStoreLink | undefined;
+  #making: Promise<SharedStoreLink> | undefined;
+  readonly #unsubscribe: Array<(() => void) | undefined>;
 
   /** `load`: the layer's maker, loaded (again, after a chunk that failed to load) on each call. */
   constructor(
@@ -19,7 +29,11 @@ export class LazyLink implements StoreLink {
     private readonly parts: LinkParts,
   ) {
     this.keepsRecord = store.keepsRecord;
-    // At once, so that the link hears what other holders store from the start.
+    const given = store.store;
+    this.#unsubscribe = [
+      given.subscribe?.((pair) => this.#link?.heard(pair)),
+      store.keepsRecord ? given.subscribeAccount?.(() => this.#link?.heardRecord()) : undefined,
+    ];
     this.#made().catch(() => undefined);
   }
 
@@ -78,18 +92,14 @@ export class LazyLink implements StoreLink {
   }
 
   close(): void {
-    this.#closed = true;
+    for (const unsubscribe of this.#unsubscribe) unsubscribe?.();
     this.#link?.close();
   }
 
   /** The layer's link, made once its code is here; a load that failed (a network blip) is tried again by the next call. */
-  #made(): Promise<StoreLink> {
+  #made(): Promise<SharedStoreLink> {
     return (this.#making ??= this.load$().then(
-      (make) => {
-        const link = (this.#link = make(this.store, this.parts));
-        if (this.#closed) link.close();
-        return link;
-      },
+      (make) => (this.#link = make(this.store, this.parts)),
       (error: unknown) => {
         this.#making = undefined;
         throw error;

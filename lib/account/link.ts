@@ -160,5 +160,16 @@ export interface LinkParts {
   readonly signIn: SignInState;
 }
 
+/**
+ * The link of an account to a shared store, as the coordination layer gives it: told of what the store's subscriptions
+ * hear (the account subscribes at attach, before the layer has loaded: see lazy-link.ts).
+ */
+export interface SharedStoreLink extends StoreLink {
+  /** The store told of a pair another holder stored (null: it cleared the pair), through its `subscribe`. */
+  heard(pair: TokenPair | null): void;
+  /** The store told, through its `subscribeAccount`, that another holder wrote a login pause into the record. */
+  heardRecord(): void;
+}
+
 /** What the coordination layer gives: the link of an account to a shared store. Loaded by `import()` (attach.ts). */
-export type SharedLinkMaker = (store: CheckedStore, parts: LinkParts) => StoreLink;
+export type SharedLinkMaker = (store: CheckedStore, parts: LinkParts) => SharedStoreLink;

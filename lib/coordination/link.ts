@@ -8,7 +8,7 @@ import { accountRecordIn } from '../stores/common/account-record.js';
 import { withJwtExpiry } from '../token-calls/parse.js';
 import type { AccountRecord, TokenPair } from '../contract/store.js';
 import type { CheckedStore } from '../account/checked-store.js';
-import type { LinkParts, Outage, StoreLink, Turn, TurnRequest, TurnWait } from '../account/link.js';
+import type { LinkParts, Outage, SharedStoreLink, Turn, TurnRequest, TurnWait } from '../account/link.js';
 import type { PairInUse } from '../account/pairs.js';
 import { storeUnavailable } from './outage-errors.js';
 import { isUnanswered, noop, StoreCalls } from './calls.js';
@@ -30,7 +30,7 @@ export interface SharedLinkParts extends LinkParts {
  * mount) hold requests: past `storeTimeoutMs` a call counts as failed, and is left to finish on its own. So does each
  * try at the lock, for a store that bounds its tries by the `tryTimeoutMs` it is given.
  */
-export class SharedLink implements StoreLink {
+export class SharedLink implements SharedStoreLink {
   readonly shares = true;
   readonly keepsRecord: boolean;
   private loading: Promise<void> | undefined;
@@ -46,8 +46,6 @@ export class SharedLink implements StoreLink {
   private waiter: { stored(pair: TokenPair): void; halting(): void } | undefined;
   /** The wait of the renewal under way for a store that is down: a pair another holder stored ends its pause. */
   private wait: StoreOutageWait | undefined;
-  private readonly unsubscribe: () => void;
-  private readonly unsubscribeAccount: () => void;
   private accountReading: Promise<AccountRecord | undefined> | undefined;
   private pairReading: Promise<TokenPair | null> | undefined;
   private readonly calls: StoreCalls;
@@ -58,16 +56,20 @@ export class SharedLink implements StoreLink {
     this.calls = new StoreCalls(options.storeTimeoutMs, secrets, reports, options);
     this.keepsRecord = checked.keepsRecord;
     this.record = checked.keepsRecord ? new RecordKeeper(guards, pairs, () => this.readAccount()) : undefined;
-    const { store } = checked;
-    this.unsubscribe =
-      store.subscribe?.((pair) => {
-        this.calls.heard();
-        // A pair heard of that this holder cannot use (under DPoP, one without its key) is no news: not one to use, nor
-        // a sign that the pair was dropped.
-        const checkedPair = pair === null ? null : this.usable(pair);
-        if (checkedPair !== undefined) this.stored(checkedPair);
-      }) ?? noop;
-    this.unsubscribeAccount = (this.record && store.subscribeAccount?.(() => this.waiter?.halting())) || noop;
+  }
+
+  /** The store told of a pair another holder stored (null: it cleared the pair) through its `subscribe`. */
+  heard(pair: TokenPair | null): void {
+    this.calls.heard();
+    // A pair heard of that this holder cannot use (under DPoP, one without its key) is no news: not one to use, nor a
+    // sign that the pair was dropped.
+    const usable = pair === null ? null : this.usable(pair);
+    if (usable !== undefined) this.stored(usable);
+  }
+
+  /** The store told, through its `subscribeAccount`, that another holder wrote a login pause into the record. */
+  heardRecord(): void {
+    if (this.record) this.waiter?.halting();
   }
 
   get outage(): Outage | undefined {
@@ -191,10 +193,8 @@ export class SharedLink implements StoreLink {
     return this.settling;
   }
 
-  close(): void {
-    this.unsubscribe();
-    this.unsubscribeAccount();
-  }
+  /** Nothing to release: the account (lazy-link.ts) holds the subscriptions, and ends them. */
+  close(): void {}
 
   /** The account's record as the store has it now, read without the lock; one read for the callers that ask at once. */
   private readAccount(): Promise<AccountRecord | undefined> {
