@@ -73,9 +73,6 @@ export class LazyLink implements StoreLink {
         if (!wait) throw error;
         return wait.lost(error, turns);
       },
-      get downSince() {
-        return wait?.downSince;
-      },
       heldThroughOutage: () => wait?.heldThroughOutage(),
       held: () => made().then((made) => made.held()),
       timedOut: (config) => wait?.timedOut(config),

@@ -81,8 +81,6 @@ export interface TurnWait {
    * again; else it throws (the error a caller gets: STORE_UNAVAILABLE, or `error` itself when it is no lost turn).
    */
   lost(error: unknown, turns: number): boolean;
-  /** Since when (by `clock`) it waits for a store that is down; undefined when it does not. */
-  readonly downSince: number | undefined;
   /** The pair in use while it waits for a store that is down, when that pair has not expired: it may be sent. */
   heldThroughOutage(): PairInUse | undefined;
   /** Resolves with that pair once the store is found down (never, until then). */

@@ -63,7 +63,6 @@ export class SoloLink implements StoreLink {
       lost(error) {
         throw error;
       },
-      downSince: undefined,
       heldThroughOutage: () => undefined,
       // Never found down: what the waiters of a renewal due to the expiry margin race it with never comes.
       held: () => (held ??= new Promise(nothing)),

@@ -48,10 +48,6 @@ export class StoreTurnWait implements TurnWait {
     private readonly request: TurnRequest,
   ) {}
 
-  get downSince(): number | undefined {
-    return this.down?.since;
-  }
-
   heldThroughOutage(): PairInUse | undefined {
     return this.down ? this.parts.pairs.stillValid() : undefined;
   }

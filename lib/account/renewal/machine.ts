@@ -60,11 +60,6 @@ export class RenewalMachine {
     return this.failureCount;
   }
 
-  /** Since when the renewal under way waits for a store that is down; undefined when it does not. */
-  get downSince(): number | undefined {
-    return this.state.name === 'renewing' ? this.state.renewal.wait.downSince : undefined;
-  }
-
   /**
    * The pair a request may still carry while the renewal under way waits for a store that is down: the pair in use,
    * when the renewal was due to its expiry margin (not to a refusal) and the token has not expired yet.
