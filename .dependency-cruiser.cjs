@@ -85,14 +85,15 @@ module.exports = {
     },
     {
       name: 'emulator-stands-alone',
-      comment: 'The emulator (the stand-in token service) is the library of no room, and no room is its.',
+      comment:
+        'The emulator (the stand-in token service) leans on no room of the library: it is the service, not a client.',
       severity: 'error',
       from: { path: '^lib/emulator/' },
       to: { path: '^lib/(?!emulator/)' },
     },
     {
       name: 'nothing-leans-on-the-emulator',
-      comment: 'The emulator (the stand-in token service) is the library of no room, and no room is its.',
+      comment: 'No room of the library leans on the emulator: it ships beside the plugin for tests and the demo.',
       severity: 'error',
       from: { path: '^lib/(?!emulator/)' },
       to: { path: '^lib/emulator/' },
