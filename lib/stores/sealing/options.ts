@@ -2,6 +2,7 @@
 // storage): its shapes, and the one check of it, which names what to fix and never shows a secret. A leaf, with
 // nothing from Node, so that the browser store takes it too.
 import { shown } from '../common/options.js';
+import { KEY_ID } from './records.js';
 
 /**
  * A key of `encryption.keys`: 32 random bytes and the id that names them in every pair they seal.
@@ -94,8 +95,6 @@ export interface KeyMaterial {
 export type CheckedEncryption = Required<SealingSwitch> &
   ({ keys: KeyMaterial[]; functions?: undefined } | { functions: SealingFunctions; keys?: undefined });
 
-/** The form of a key's id: what the sealed text can carry between its dots. */
-export const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const NAMES = ['keys', 'seal', 'unseal', 'acceptClear', 'writeClear'];
 const SECRET_HELP =
   'a Base64 string of 32 random bytes, such as `openssl rand -base64 32` prints, or a Uint8Array of 32 bytes';
