@@ -3,7 +3,7 @@ import type { BrowserTokenStoreOptions } from '../lib/stores/browser/index.js';
 import { bundlePage, launchChromium, requireChromium, serve } from './helpers/browser.js';
 import type { Site } from './helpers/browser.js';
 import { tokenShapedIn } from './helpers/scan-secrets.js';
-import type { PairView } from './browser/dpop-page.js';
+import type { PageStoreOptions, PairView } from './browser/dpop-page.js';
 
 // BrowserTokenStore and a pair's DPoP key in real Chromium, the store used directly by pages of one browser context (the
 // tabs of one profile): the key is a non-extractable CryptoKey in IndexedDB, put there before the storage entry that
@@ -39,8 +39,8 @@ const PAIR = { access: 'access-1', refresh: 'refresh-1', expiresAt: 4_102_444_80
 /** 32 bytes, Base64: the sealing secret of the sealed store. */
 const SECRET = Buffer.alloc(32, 7).toString('base64');
 
-/** A tab with the store of `options` open in it. */
-async function tab(options: BrowserTokenStoreOptions): Promise<Page> {
+/** A tab with the store of `options` open in it (`encryption` in `sealing()`, by the page). */
+async function tab(options: PageStoreOptions): Promise<Page> {
   const page = await context.newPage();
   await page.goto(site.url);
   await page.evaluate((given) => window.dpopPage.open(given), options);

@@ -125,15 +125,20 @@ it('ships the emulator as a command: npx axios-token-keeper-emulator --help', ()
   );
 });
 
-it('serves the stores on their own subpaths, from CommonJS and ESM', async () => {
+it('serves the stores and sealing on their own subpaths, from CommonJS and ESM', async () => {
   const node = (script: string) =>
     new Promise<unknown>((done, reject) => {
       execFile('node', [script], { cwd: project }, (error, stdout, stderr) =>
         error ? reject(new Error(`${error.message}\n${stderr}`)) : done(JSON.parse(stdout)),
       );
     });
-  expect(await node('stores.cjs')).toEqual({ logins: 1, redis: 'function', browser: 'function' });
-  expect(await node('stores.mjs')).toEqual({ file: 'function', redis: 'function', browser: 'function' });
+  expect(await node('stores.cjs')).toEqual({ logins: 1, sealed: 'string', redis: 'function', browser: 'function' });
+  expect(await node('stores.mjs')).toEqual({
+    file: 'function',
+    redis: 'function',
+    browser: 'function',
+    sealing: 'function',
+  });
 });
 
 it('serves OpenTelemetry on its own subpath, from CommonJS and ESM', async () => {

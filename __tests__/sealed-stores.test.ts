@@ -1,12 +1,14 @@
 // The Redis store's `encryption` on a real redis-server: the pair sealed in its key with its expiry, fence and TTL
 // beside it, bound to its key (another prefix's or account's key does not open it), a byte flipped or a key missing
-// said as the sealing-*.test.ts files say it for the file store, and the keys out of sight. The fleets are in sealed-fleet.test.ts.
+// said as the sealing-*.test.ts files say it for the file store, and the keys out of sight; `encryption` as it is or as
+// `sealing()` made it. The fleets are in sealed-fleet.test.ts.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import { isTokenAuthError } from '../lib/index.js';
 import type { TokenPair } from '../lib/index.js';
 import { RedisTokenStore } from '../lib/stores/redis/index.js';
-import type { StoreEncryption } from '../lib/stores/redis/index.js';
+import type { Sealing, StoreEncryption } from '../lib/stores/redis/index.js';
+import { sealing } from '../lib/stores/sealing/index.js';
 import { redisForFile } from './helpers/redis.js';
 import { expectNoLeaks, secretsAtRest, spellingsOf } from './helpers/scan-secrets.js';
 import { failureOf } from './helpers/settled.js';
@@ -27,7 +29,7 @@ beforeEach(() => {
   prefix = `sealed-stores:${randomUUID()}`;
 });
 
-function store(encryption?: StoreEncryption, at = prefix): RedisTokenStore {
+function store(encryption?: StoreEncryption | Sealing, at = prefix): RedisTokenStore {
   return new RedisTokenStore(redis(), { prefix: at, ...(encryption && { encryption }) });
 }
 
@@ -98,4 +100,18 @@ it('says which key is missing, naming `encryption.keys`, and never a secret; a p
     [...KEY_SECRETS, ...TOKENS],
   );
   expect(JSON.stringify(store({ keys: [K1, K2] }))).not.toContain(K1.secret);
+});
+
+it('takes `encryption` as it is or as `sealing()` made it: each reads what the other sealed; a CryptoKey is the browser store’s', async () => {
+  await store(sealing({ keys: [K1] })).set(PAIR);
+  const record = JSON.parse((await redis().get(`{${prefix}}:pair`))!) as { pair: { sealed?: string } };
+  expect(record.pair.sealed).toMatch(/^v1\.k1\./);
+  expect(await store({ keys: [K1] }).get()).toEqual(PAIR);
+  await store({ keys: [K2, K1] }).set(PAIR);
+  expect(await store(sealing({ keys: [K1, K2] })).get()).toEqual(PAIR);
+
+  const key = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
+  expect(() => store(sealing({ keys: [{ id: 'tab-1', key }] }))).toThrow(
+    /^RedisTokenStore: `encryption\.keys\[0\]\.key` is for the browser store: here pass `secret`, a Base64 string of 32 random bytes/,
+  );
 });

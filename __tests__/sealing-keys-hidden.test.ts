@@ -1,8 +1,9 @@
-// The sealing keys stay out of sight: in what a log shows of the file stores and their accounts' stores and of what
-// they throw, and in what the plugin reports and rejects with while a holder lacks a key.
+// The sealing keys stay out of sight: in what a log shows of what `sealing()` made, of the file stores and their
+// accounts' stores and of what they throw, and in what the plugin reports and rejects with while a holder lacks a key.
 import { join } from 'node:path';
 import { format, inspect } from 'node:util';
 import { isTokenAuthError } from '../lib/index.js';
+import { sealing } from '../lib/stores/sealing/index.js';
 import type { TokenAuthError, TokenAuthEvents } from '../lib/index.js';
 import { captureConsole, expectNoLeaks } from './helpers/scan-secrets.js';
 import { KEY_1, KEY_2, KEY_SECRETS, PAIR, sealingFolderForFile, tokensOf } from './helpers/sealing.js';
@@ -13,6 +14,23 @@ useNock();
 const { dir, sealed } = sealingFolderForFile();
 
 describe('the keys stay out of sight', () => {
+  it('in `util.inspect()`, `console.log()`, `JSON.stringify()` and a spread of what `sealing()` made', () => {
+    const console = captureConsole();
+    const keys = sealing({ keys: [KEY_1, { id: 'k2', secret: Buffer.from(KEY_2.secret, 'base64') }] });
+    globalThis.console.log(keys);
+
+    const views = [
+      inspect(keys, { showHidden: true, depth: Infinity }),
+      JSON.stringify(keys),
+      JSON.stringify({ ...keys }),
+      format(...console[0]!),
+    ];
+    expect(views[0]).toMatch(/^Sealing /);
+    // The bytes of a key would show as numbers, which no spelling of the secret matches.
+    expect(views.join('\n')).not.toMatch(/Uint8Array|Buffer|secret|material/);
+    expectNoLeaks({ views }, KEY_SECRETS);
+  });
+
   it('in `util.inspect()`, `console.log()` and `JSON.stringify()` of the stores and their accounts’ stores, and of what they throw', async () => {
     const console = captureConsole();
     const store = sealed({ keys: [KEY_1, KEY_2] });

@@ -1,21 +1,27 @@
-// Tokens sealed at rest (lib/stores/sealing/), on the file store: the checks of `encryption` at construction, which
-// name what to fix and never a secret, the forms a key's secret takes, a CryptoKey for the browser store alone, and
-// WebCrypto found where Node 18 keeps it. The rest of sealing: sealing-pairs, -rotation, -kms and -keys-hidden.
+// Tokens sealed at rest (lib/stores/sealing/): the checks of `encryption`, by `sealing()` and by the file store given
+// the option as it is, which name what to fix and never a secret, the forms a key's secret takes, a CryptoKey for the
+// browser store alone, and WebCrypto found where Node 18 keeps it. What each store makes of `sealing()`: sealing-entry.
+// The rest of sealing: sealing-pairs, -rotation, -kms and -keys-hidden.
 import type { StoreEncryption } from '../lib/stores/file/index.js';
-import { checkEncryption } from '../lib/stores/sealing/options.js';
+import { sealing } from '../lib/stores/sealing/index.js';
 import { webCrypto } from '../lib/support/web-crypto.js';
 import { expectNoLeaks } from './helpers/scan-secrets.js';
 import { KEY_1, KEY_2, KEY_SECRETS, PAIR, sealingFolderForFile } from './helpers/sealing.js';
 
 const { sealed } = sealingFolderForFile();
 
-describe('`encryption` is checked at construction', () => {
+describe('`encryption` is checked by `sealing()`, and by a Node store given it as it is', () => {
   const short = Buffer.alloc(16, 1).toString('base64');
-  it.each<[string, unknown, RegExp]>([
+  /** Who checks: the message starts with its name. */
+  const checkers: Array<[string, RegExp, (encryption: unknown) => unknown]> = [
+    ['sealing()', /^sealing\(\): `encryption/, (encryption) => sealing(encryption as StoreEncryption)],
+    ['FileTokenStore', /^FileTokenStore: `encryption/, (encryption) => sealed(encryption as StoreEncryption)],
+  ];
+  const cases: Array<[string, unknown, RegExp]> = [
     [
       'no keys and no functions',
       {},
-      /`encryption` needs `keys`, a list of \{ id: 'k1', secret \}, or `seal` and `unseal`/,
+      /`encryption` needs `keys`, a list of \{ id: 'k1', secret \}.*, or `seal` and `unseal`/,
     ],
     ['an empty list', { keys: [] }, /`encryption\.keys` must list at least one key, .*; got an empty list/],
     ['not an object', 'k1', /`encryption` must be an object, such as \{ keys: \[/],
@@ -75,25 +81,35 @@ describe('`encryption` is checked at construction', () => {
       { keys: [{ ...KEY_1, algorithm: 'AES' }] },
       /`encryption\.keys\[0\]` has an unknown field `algorithm`/,
     ],
-  ])('refuses %s, naming `encryption` and what to fix, with no secret in the message', (_, encryption, message) => {
-    let thrown: unknown;
-    try {
-      sealed(encryption as StoreEncryption);
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toBeInstanceOf(TypeError);
-    expect((thrown as Error).message).toMatch(/^FileTokenStore: `encryption/);
-    expect((thrown as Error).message).toMatch(message);
-    expectNoLeaks(thrown, KEY_SECRETS);
-  });
+  ];
+  it.each(
+    checkers.flatMap(([who, start, check]) =>
+      cases.map(([what, encryption, message]) => ({ who, what, start, check, encryption, message })),
+    ),
+  )(
+    '$who refuses $what, naming `encryption` and what to fix, with no secret in the message',
+    ({ start, check, encryption, message }) => {
+      let thrown: unknown;
+      try {
+        check(encryption);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(TypeError);
+      expect((thrown as Error).message).toMatch(start);
+      expect((thrown as Error).message).toMatch(message);
+      expectNoLeaks(thrown, KEY_SECRETS);
+    },
+  );
 
   it('takes a secret as Base64, as Base64url, or as bytes (a Buffer, a Uint8Array)', async () => {
     const bytes = Buffer.from(KEY_1.secret, 'base64');
     const writer = sealed({ keys: [{ id: 'k1', secret: bytes.toString('base64url') }] });
     await writer.set(PAIR);
-    for (const secret of [KEY_1.secret, bytes, new Uint8Array(bytes)])
+    for (const secret of [KEY_1.secret, bytes, new Uint8Array(bytes)]) {
       expect(await sealed({ keys: [{ id: 'k1', secret }] }).get()).toEqual(PAIR);
+      expect(await sealed(sealing({ keys: [{ id: 'k1', secret }] })).get()).toEqual(PAIR);
+    }
   });
 
   it('takes a CryptoKey only for the browser store, and only an AES-GCM key of 256 bits that can do its job', async () => {
@@ -102,7 +118,7 @@ describe('`encryption` is checked at construction', () => {
     const aes128 = await subtle.generateKey({ name: 'AES-GCM', length: 128 }, false, ['encrypt', 'decrypt']);
     const hmac = await subtle.generateKey({ name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
     const openOnly = await subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['decrypt']);
-    const check = (keys: unknown[]) => () => checkEncryption('BrowserTokenStore', { keys }, true);
+    const check = (keys: unknown[]) => () => sealing({ keys } as StoreEncryption);
 
     expect(check([{ id: 'k1', key: aes256 }])).not.toThrow();
     expect(check([{ id: 'k1', key: aes256 }, { id: 'k0', key: openOnly }, KEY_2])).not.toThrow();
@@ -118,7 +134,11 @@ describe('`encryption` is checked at construction', () => {
     );
     expect(check([{ id: 'k1', key: aes256, secret: KEY_1.secret }])).toThrow(/takes `secret` or `key`, not both/);
     expect(() => sealed({ keys: [{ id: 'k1', key: aes256 }] } as never)).toThrow(
-      /`encryption\.keys\[0\]\.key` is for the browser store: here pass `secret`/,
+      /^FileTokenStore: `encryption\.keys\[0\]\.key` is for the browser store: here pass `secret`/,
+    );
+    // What `sealing()` checked, which takes a CryptoKey for the browser store, the file store refuses the same way.
+    expect(() => sealed(sealing({ keys: [KEY_2, { id: 'k1', key: aes256 }] }))).toThrow(
+      /^FileTokenStore: `encryption\.keys\[1\]\.key` is for the browser store: here pass `secret`/,
     );
   });
 });

@@ -7,6 +7,8 @@ import { attachTokenAuth, isTokenAuthError } from 'axios-token-keeper';
 import type { TokenAuth, TokenAuthEvents, TokenPair } from 'axios-token-keeper';
 import { BrowserTokenStore } from 'axios-token-keeper/browser-store';
 import type { BrowserTokenStoreOptions } from 'axios-token-keeper/browser-store';
+import { sealing } from 'axios-token-keeper/sealing';
+import type { SealingCryptoKey, SealingSecret, StoreEncryption } from 'axios-token-keeper/sealing';
 import { createDpopKey } from '../../lib/dpop/index.js';
 import type { DpopKey } from '../../lib/dpop/index.js';
 import type { TokenKeeperPage } from './page.js';
@@ -39,6 +41,14 @@ export interface PairView {
   extractable?: boolean | undefined;
 }
 
+/**
+ * A store's options as the test sends them (a copy, as `page.evaluate` makes it): `encryption` as the app writes it
+ * in `sealing()`, which the page calls, as an app does.
+ */
+export type PageStoreOptions = Omit<BrowserTokenStoreOptions, 'encryption'> & {
+  encryption?: StoreEncryption<SealingSecret | SealingCryptoKey>;
+};
+
 export interface DpopPage {
   /** The thumbprint of the key of the pair the plugin holds, if any. */
   thumbprint(): Promise<string | undefined>;
@@ -53,7 +63,7 @@ export interface DpopPage {
   /** What a store with `options` says of DPoP keys, and what attaching with `dpop` says of it. */
   capability(options: BrowserTokenStoreOptions): { dpopKeys: string | undefined; attach: string };
   /** A store used directly: made once per page, with `options`. */
-  open(options: BrowserTokenStoreOptions): void;
+  open(options: PageStoreOptions): void;
   /** Makes a key, kept by the page under `name`; its thumbprint. */
   makeKey(name: string): Promise<string>;
   /** Writes `pair` with the page's key `key` (if named) to the store, or to its account's store. */
@@ -154,8 +164,8 @@ window.dpopPage = {
       store.close();
     }
   },
-  open(options) {
-    direct = new BrowserTokenStore(options);
+  open({ encryption, ...options }) {
+    direct = new BrowserTokenStore({ ...options, ...(encryption && { encryption: sealing(encryption) }) });
   },
   async makeKey(name) {
     const key = await createDpopKey();

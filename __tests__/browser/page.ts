@@ -5,6 +5,7 @@ import { attachTokenAuth, isTokenAuthError } from 'axios-token-keeper';
 import type { TokenAuth, TokenAuthEvents, TokenPair } from 'axios-token-keeper';
 import { BrowserTokenStore } from 'axios-token-keeper/browser-store';
 import type { BrowserLocking, BrowserTokenStoreOptions } from 'axios-token-keeper/browser-store';
+import { sealing } from 'axios-token-keeper/sealing';
 
 export interface PageStart {
   baseURL: string;
@@ -16,7 +17,8 @@ export interface PageStart {
   accounts?: Record<string, { username: string; password: string }>;
   /**
    * Seal the pair with the non-extractable AES-GCM key of this id that the page keeps in IndexedDB (made there by the
-   * first tab that asks, read back by the others and after a reload): `store.encryption` is then `{ keys: [{ id, key }] }`.
+   * first tab that asks, read back by the others and after a reload): `store.encryption` is then
+   * `sealing({ keys: [{ id, key }] })`, as an app writes it.
    */
   sealingKeyId?: string;
 }
@@ -88,7 +90,7 @@ window.tokenKeeperPage = {
     const key = sealingKey === undefined ? undefined : sealingKeys.get(sealingKey);
     if (sealingKey !== undefined && !key) throw new Error('call tokenKeeperPage.loadSealingKey() first');
     const store = new BrowserTokenStore(
-      key ? { ...storeOptions, encryption: { keys: [{ id: sealingKey!, key }] } } : storeOptions,
+      key ? { ...storeOptions, encryption: sealing({ keys: [{ id: sealingKey!, key }] }) } : storeOptions,
     );
     const credentials = accounts
       ? (account: string | undefined) => (account === undefined ? { username, password } : accounts[account])

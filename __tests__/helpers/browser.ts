@@ -45,6 +45,7 @@ export async function bundlePage(page = 'page.ts'): Promise<string> {
     target: 'es2020',
     alias: {
       'axios-token-keeper/browser-store': join(root, 'lib', 'stores', 'browser', 'index.ts'),
+      'axios-token-keeper/sealing': join(root, 'lib', 'stores', 'sealing', 'index.ts'),
       'axios-token-keeper': join(root, 'lib', 'index.ts'),
     },
     logLevel: 'silent',

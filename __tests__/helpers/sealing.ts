@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TokenPair } from '../../lib/index.js';
 import { FileTokenStore } from '../../lib/stores/file/index.js';
-import type { FileTokenStoreOptions, StoreEncryption } from '../../lib/stores/file/index.js';
+import type { FileTokenStoreOptions, Sealing, StoreEncryption } from '../../lib/stores/file/index.js';
 import { spellingsOf } from './scan-secrets.js';
 import type { Secret } from './scan-secrets.js';
 
@@ -40,8 +40,8 @@ export interface SealingFile {
   dir: () => string;
   /** The token file in it. */
   path: () => string;
-  /** A file store with `encryption`, on the test's token file unless told. */
-  sealed: (encryption: StoreEncryption, options?: FileTokenStoreOptions, at?: string) => FileTokenStore;
+  /** A file store with `encryption` (as it is, or as `sealing()` made it), on the test's token file unless told. */
+  sealed: (encryption: StoreEncryption | Sealing, options?: FileTokenStoreOptions, at?: string) => FileTokenStore;
   /** The record in the token file, as another process would read it. */
   recordIn: (file?: string) => Promise<{ version: number; fence: number; pair: Record<string, unknown> }>;
 }

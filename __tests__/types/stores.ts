@@ -9,7 +9,9 @@ import type { TokenPair, TokenStore, TokenStoreLock } from 'axios-token-keeper';
 import { FileTokenStore } from 'axios-token-keeper/file-store';
 import type { FileTokenStoreOptions, StoreEncryption } from 'axios-token-keeper/file-store';
 import { BrowserTokenStore } from 'axios-token-keeper/browser-store';
-import type { BrowserStoreEncryption } from 'axios-token-keeper/browser-store';
+import type { BrowserTokenStoreOptions } from 'axios-token-keeper/browser-store';
+import { sealing } from 'axios-token-keeper/sealing';
+import type { Sealing } from 'axios-token-keeper/sealing';
 import { RedisTokenStore } from 'axios-token-keeper/redis-store';
 import type {
   NodeRedisClusterLike,
@@ -86,7 +88,7 @@ expectTypeOf<FileTokenStoreOptions>().toEqualTypeOf<{
   lockTimeoutMs?: number;
   pollMs?: number;
   watch?: boolean;
-  encryption?: StoreEncryption;
+  encryption?: StoreEncryption | Sealing;
 }>();
 expectTypeOf(FileTokenStore).constructorParameters.toEqualTypeOf<[path: string, options?: FileTokenStoreOptions]>();
 expectTypeOf(FileTokenStore).instance.toExtend<TokenStore>();
@@ -101,7 +103,7 @@ expectTypeOf<RedisTokenStoreOptions>().toEqualTypeOf<{
   lockTimeoutMs?: number;
   pollMs?: number;
   keyTtlMs?: number;
-  encryption?: StoreEncryption;
+  encryption?: StoreEncryption | Sealing;
 
   replicaWaitMs?: number;
 }>();
@@ -121,28 +123,34 @@ export function stores(redis: Redis): TokenStore[] {
   ];
 }
 
-// `encryption`: keys (a secret in Base64 or as bytes), or the functions of a KMS; a CryptoKey in the browser.
+// `encryption`: keys (a secret in Base64 or as bytes), or the functions of a KMS; a CryptoKey in the browser. The
+// browser store takes what `sealing()` made of them; the Node stores that too, or the option as it is.
+expectTypeOf<BrowserTokenStoreOptions['encryption']>().toEqualTypeOf<Sealing | undefined>();
+expectTypeOf(sealing).returns.toEqualTypeOf<Sealing>();
 export function sealedStores(redis: Redis, key: CryptoKey): TokenStore[] {
   const secret = process.env.TOKEN_SEALING_KEY ?? '';
   const kms: StoreEncryption = {
     seal: (plaintext, context) => Promise.resolve(`${context}:${plaintext.length}`),
     unseal: (sealed) => Promise.resolve(new TextEncoder().encode(sealed)),
   };
-  const browser: BrowserStoreEncryption = {
+  const browser = sealing({
     keys: [
       { id: 'tab-1', key },
       { id: 'k1', secret: new Uint8Array(32) },
     ],
-  };
+    acceptClear: true,
+  });
   return [
     new FileTokenStore('/var/lib/app/tokens.json', { encryption: { keys: [{ id: 'k1', secret }], acceptClear: true } }),
+    new FileTokenStore('/var/lib/app/tokens.json', { encryption: sealing({ keys: [{ id: 'k1', secret }] }) }),
     new RedisTokenStore(redis, {
       prefix: 'tokens:jane',
       encryption: { keys: [{ id: 'k2', secret: Buffer.alloc(32) }] },
     }),
     new RedisTokenStore(redis, { prefix: 'tokens:jane', encryption: kms }),
+    new RedisTokenStore(redis, { prefix: 'tokens:jane', encryption: sealing(kms) }),
     new BrowserTokenStore({ key: 'orders', encryption: browser }),
-    new BrowserTokenStore({ key: 'orders', encryption: kms }),
+    new BrowserTokenStore({ key: 'orders', encryption: sealing(kms) }),
   ];
 }
 
@@ -157,6 +165,12 @@ export function refusedEncryption(redis: Redis, key: CryptoKey): void {
   void new FileTokenStore('/var/lib/app/tokens.json', { encryption: { keys: [{ secret: 'x' }] } });
   // @ts-expect-error `unseal` resolves to the bytes it opened
   void new FileTokenStore('/var/lib/app/tokens.json', { encryption: { seal, unseal: () => Promise.resolve('x') } });
+  // @ts-expect-error the browser store takes what `sealing()` made, not the option as it is
+  void new BrowserTokenStore({ key: 'orders', encryption: { keys: [{ id: 'k1', key }] } });
+  // @ts-expect-error `sealing()` checks the same shapes: `keys`, or `seal` and `unseal`, not both
+  void sealing({ keys: [], seal, unseal });
+  // @ts-expect-error `sealing()` checks the same shapes: a key needs its id
+  void sealing({ keys: [{ key }] });
 }
 
 export function refused(redis: Redis): void {

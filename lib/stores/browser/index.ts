@@ -21,16 +21,10 @@ import type { Sealer } from '../sealing/records.js';
 import { Announcer } from '../common/announcer.js';
 
 /** The store's options, and what it tells of the browser. */
-export type {
-  BrowserLocking,
-  BrowserStorageKind,
-  BrowserStoreEncryption,
-  BrowserTokenStoreOptions,
-  SealingCryptoKey,
-} from './options.js';
+export type { BrowserLocking, BrowserStorageKind, BrowserTokenStoreOptions } from './options.js';
 
-/** The `encryption` option: its keys, or functions of your own, and the switch from clear. */
-export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from '../sealing/options.js';
+/** The `encryption` option, which `sealing()` (axios-token-keeper/sealing) makes of your keys. */
+export type { Sealing } from '../sealing/index.js';
 
 /**
  * Keeps the pair for the tabs of a browser app: one tab renews at a time, and the others take its pair without
@@ -71,7 +65,8 @@ export class BrowserTokenStore implements TokenStore {
   /**
    * Checks the options and opens the channel to the other tabs. Throws a `TypeError` naming the option for a bad one,
    * and for a `storage` the environment does not offer (a server render), instead of failing at the first request; for
-   * an `encryption` whose keys are not 32 bytes or AES-GCM 256 CryptoKeys with ids of their own, naming what to fix.
+   * an `encryption` that `sealing()` did not make (its keys are checked there), or with `storage: 'none'` or without
+   * WebCrypto, naming what to fix.
    */
   constructor(options: BrowserTokenStoreOptions) {
     const parent = (options as AccountStoreOptions | undefined)?.[PARENT];
@@ -81,9 +76,10 @@ export class BrowserTokenStore implements TokenStore {
     const name = parent?.name ?? `axios-token-keeper:${this.options.key}`;
     this.name = name;
     const kind = this.options.storage;
+    // `encryption` first, as an option: what is wrong with it is said in a server render too.
+    this.#sealer = parent ? parent.sealer : sealerOf(options.encryption, kind);
     const storage = pairStorage(kind);
     this.dpopKeys = dpopKeysOf(kind);
-    this.#sealer = parent ? parent.sealer : sealerOf(options.encryption, kind);
     const where = `The ${kind}Storage entry "${name}"`;
     this.view = new RecordView(storage, name, where, this.options.keepAccessInMemory, this.#sealer);
     // The tabs share the account's record in `localStorage` whatever `storage` says: it holds no secret, and a logout in

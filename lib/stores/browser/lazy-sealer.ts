@@ -9,12 +9,12 @@ import type { CheckedEncryption } from '../sealing/options.js';
 
 /** The PairSealer of `encryption`, made when the first pair is sealed or opened. */
 export class LazySealer implements Sealer {
-  /** `encryption` as checked at the store's construction: it holds the keys, hence a private field. */
+  /** `encryption` as `sealing()` checked it: it holds the keys, hence a private field. */
   readonly #encryption: CheckedEncryption;
   readonly #crypto: Crypto;
   #loading: Promise<PairSealer> | undefined;
 
-  /** `encryption` as `checkEncryption` gave it; `crypto`, the page's WebCrypto. */
+  /** `encryption` as `sealing()` checked it; `crypto`, the page's WebCrypto. */
   constructor(encryption: CheckedEncryption, crypto: Crypto) {
     this.#encryption = encryption;
     this.#crypto = crypto;

@@ -5,28 +5,9 @@ import { LEASE_DEFAULTS } from '../common/lease.js';
 import { checkStoreOptions, shown } from '../common/options.js';
 import type { OptionNames } from '../common/options.js';
 import type { Sealer } from '../sealing/records.js';
-import { checkEncryption } from '../sealing/options.js';
-import type { SealingSecret, StoreEncryption } from '../sealing/options.js';
+import { checkedBySealing } from '../sealing/brand.js';
+import type { Sealing } from '../sealing/index.js';
 import { LazySealer } from './lazy-sealer.js';
-
-/**
- * A key of the browser store's `encryption.keys` that no script can read: a non-extractable AES-GCM CryptoKey of 256
- * bits, which IndexedDB can keep as it is, so that the key never sits in memory a script could read.
- *
- * @example
- * const key = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
- * // keep `key` in IndexedDB, and read it back at start
- * new BrowserTokenStore({ key: 'orders-api', encryption: { keys: [{ id: 'tab-key-1', key }] } });
- */
-export interface SealingCryptoKey {
-  /** Names the key in every pair it seals, as `SealingSecret`'s id does. */
-  id: string;
-  /** An AES-GCM key of 256 bits, with the usages `encrypt` (for the first key) and `decrypt`. */
-  key: CryptoKey;
-}
-
-/** The browser store's `encryption`: its keys may be secrets or CryptoKeys. */
-export type BrowserStoreEncryption = StoreEncryption<SealingSecret | SealingCryptoKey>;
 
 /** Where `BrowserTokenStore` writes the pair. */
 export type BrowserStorageKind = 'local' | 'session' | 'none';
@@ -80,14 +61,16 @@ export interface BrowserTokenStoreOptions {
    */
   pollMs?: number;
   /**
-   * Seal the tokens in storage with WebCrypto: `keys` (the first seals, every one opens), each `{ id, key }` with a
-   * non-extractable CryptoKey (kept in IndexedDB) or `{ id, secret }` with 32 random bytes; or `seal` and `unseal` of
-   * your own. The pair is bound to its entry's name. It keeps the tokens out of what storage keeps on disk, not from a
-   * script injected into the page, which can use the key: see docs/stores.md, "Tokens sealed at rest". Not with
-   * `storage: 'none'`, which keeps nothing.
+   * Seal the tokens in storage with WebCrypto: what `sealing()` (from 'axios-token-keeper/sealing') made of `keys` (the
+   * first seals, every one opens), each `{ id, key }` with a non-extractable CryptoKey (kept in IndexedDB) or
+   * `{ id, secret }` with 32 random bytes, or of `seal` and `unseal` of your own: `encryption: sealing({ keys })`. The
+   * store takes nothing else, so that an app without `encryption` loads none of sealing's code. The pair is bound to
+   * its entry's name. It keeps the tokens out of what storage keeps on disk, not from a script injected into the page,
+   * which can use the key: see docs/stores.md, "Tokens sealed at rest". Not with `storage: 'none'`, which keeps
+   * nothing.
    * @default none: the pair is kept in clear
    */
-  encryption?: BrowserStoreEncryption;
+  encryption?: Sealing;
 }
 
 const BROWSER_DEFAULTS = {
@@ -138,13 +121,20 @@ export function checkOptions(
 }
 
 /**
- * The sealing of `encryption`, checked now (a TypeError naming what to fix), with the page's own WebCrypto: none
- * without it. Refused where there is nothing to seal (`storage: 'none'`) or no WebCrypto (a page served over plain
- * http). The cipher itself is loaded at the first seal or open (see LazySealer).
+ * The sealing of `encryption`, with the page's own WebCrypto: none without it. It takes only what `sealing()` checked
+ * (a TypeError that says to wrap anything else in it), and refuses it where there is nothing to seal
+ * (`storage: 'none'`) or no WebCrypto (a page served over plain http). The cipher itself is loaded at the first seal
+ * or open (see LazySealer).
  */
 export function sealerOf(encryption: unknown, storage: BrowserStorageKind): Sealer | undefined {
   if (encryption === undefined) return undefined;
-  const checked = checkEncryption('BrowserTokenStore', encryption, true);
+  const checked = checkedBySealing(encryption);
+  if (!checked)
+    throw new TypeError(
+      'BrowserTokenStore: `encryption` takes what `sealing()` makes of your keys: wrap them, ' +
+        "`encryption: sealing({ keys })`, with `import { sealing } from 'axios-token-keeper/sealing'`, which checks " +
+        `them, so that an app without \`encryption\` loads none of sealing's code; got ${kindOf(encryption)}.`,
+    );
   if (storage === 'none')
     throw new TypeError(
       "BrowserTokenStore: `encryption` seals what the store writes to storage, and `storage: 'none'` writes nothing: " +
@@ -174,4 +164,11 @@ export function pairStorage(kind: BrowserStorageKind): Storage | undefined {
     );
   }
   return storage;
+}
+
+/** What a value given as `encryption` is, for a message: never its content, which may hold a secret. */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object that `sealing()` did not make' : `a ${typeof value}`;
 }

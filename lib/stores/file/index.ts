@@ -25,14 +25,16 @@ import { checkStoreOptions, shown } from '../common/options.js';
 import type { OptionNames } from '../common/options.js';
 import { SealedRecords } from '../sealing/records.js';
 import { sealerOf } from '../sealing/platform.js';
+import type { Sealing } from '../sealing/index.js';
 import type { StoreEncryption } from '../sealing/options.js';
 import { ignoreMissing, readRecord, replaceFile } from './writes.js';
 
 /** The lock's lease options, which this store's options extend. */
 export type { LeaseOptions } from '../common/lease.js';
 
-/** The `encryption` option: its keys, or the functions of your KMS, and the switch from clear. */
+/** The `encryption` option: its keys, or the functions of your KMS, and the switch from clear; or `sealing()`'s. */
 export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from '../sealing/options.js';
+export type { Sealing } from '../sealing/index.js';
 
 /** Options of {@link FileTokenStore}. */
 export interface FileTokenStoreOptions extends LeaseOptions {
@@ -50,10 +52,11 @@ export interface FileTokenStoreOptions extends LeaseOptions {
   /**
    * Seal the tokens in the file: `keys`, each `{ id, secret }` with 32 random bytes (`openssl rand -base64 32`), the
    * first sealing and every one opening (AES-256-GCM, bound to the file's path); or `seal` and `unseal` of your KMS.
-   * The named accounts' files are sealed with them too. See docs/stores.md, "Tokens sealed at rest".
+   * The named accounts' files are sealed with them too. Or what `sealing()` (axios-token-keeper/sealing) made of them,
+   * as the browser store takes it. See docs/stores.md, "Tokens sealed at rest".
    * @default none: the pair is kept in clear
    */
-  encryption?: StoreEncryption;
+  encryption?: StoreEncryption | Sealing;
 }
 
 const FILE_DEFAULTS = { ...LEASE_DEFAULTS, pollMs: 25, watch: true } satisfies Required<
@@ -105,7 +108,7 @@ export class FileTokenStore implements TokenStore {
    * @param options Lease, lock wait, polling and watching; every one has a default.
    * @throws TypeError when `path` is empty or an option is unknown or out of range; when `encryption` is not an object
    * of `keys` (at least one, each an id and a secret of 32 bytes, ids not repeated) or of `seal` and `unseal`, naming
-   * what to fix.
+   * what to fix, or is what `sealing()` made of a CryptoKey, which only the browser store takes.
    */
   constructor(path: string, options: FileTokenStoreOptions = {}) {
     if (typeof path !== 'string' || path === '') {

@@ -36,8 +36,9 @@ export type { LeaseOptions } from '../common/lease.js';
 /** The store's options. */
 export type { RedisTokenStoreOptions } from './options.js';
 
-/** The `encryption` option: its keys, or the functions of your KMS, and the switch from clear. */
+/** The `encryption` option: its keys, or the functions of your KMS, and the switch from clear; or `sealing()`'s. */
 export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from '../sealing/options.js';
+export type { Sealing } from '../sealing/index.js';
 
 /** The clients the store takes, as their shapes: neither ioredis nor node-redis is imported. */
 export type {
@@ -122,7 +123,8 @@ export class RedisTokenStore implements TokenStore {
    * pipeline or one without scripts; when `subscriber` is given with an @upstash/redis client, or is no
    * Redis connection, one that is not open or closed, or `client` itself (but for a node-redis cluster); when
    * `prefix` is missing, or an option is out of range; when `encryption` is not an object of `keys` (at least one, each
-   * an id and a secret of 32 bytes, ids not repeated) or of `seal` and `unseal`, naming what to fix.
+   * an id and a secret of 32 bytes, ids not repeated) or of `seal` and `unseal`, naming what to fix, or is what
+   * `sealing()` made of a CryptoKey, which only the browser store takes.
    */
   constructor(client: RedisClientLike, options: RedisTokenStoreOptions) {
     // No options at all is a missing prefix, which the checks name.

@@ -4,6 +4,7 @@ import type { LeaseOptions } from '../common/lease.js';
 import { checkStoreOptions, shown } from '../common/options.js';
 import type { OptionNames } from '../common/options.js';
 import type { RedisSubscriberLike } from './client-shapes.js';
+import type { Sealing } from '../sealing/index.js';
 import type { StoreEncryption } from '../sealing/options.js';
 
 /** Options of `RedisTokenStore`. Only `prefix` is required. */
@@ -34,11 +35,12 @@ export interface RedisTokenStoreOptions extends LeaseOptions {
   /**
    * Seal the tokens in Redis: `keys`, each `{ id, secret }` with 32 random bytes (`openssl rand -base64 32`), the first
    * sealing and every one opening (AES-256-GCM, bound to the pair's key); or `seal` and `unseal` of your KMS. The
-   * named accounts' stores seal with them too. See docs/stores.md, "Tokens sealed at rest", for what it protects and
-   * how to rotate keys without a login.
+   * named accounts' stores seal with them too. Or what `sealing()` (axios-token-keeper/sealing) made of them, as the
+   * browser store takes it. See docs/stores.md, "Tokens sealed at rest", for what it protects and how to rotate keys
+   * without a login.
    * @default none: the pair is kept in clear
    */
-  encryption?: StoreEncryption;
+  encryption?: StoreEncryption | Sealing;
   /**
    * After writing the pair or the account's record, how long the store waits, at most, for a replica of the master
    * that took the write to acknowledge it (`WAIT 1`), so that a failover right after the write is less likely to lose

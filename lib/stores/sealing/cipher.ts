@@ -8,9 +8,9 @@ import { hasCode, TokenAuthError } from '../../contract/errors.js';
 import type { TokenPair } from '../../contract/store.js';
 import { isSealed } from '../common/record.js';
 import type { StoredPair } from '../common/record.js';
-import { FORMAT, keyMissing } from './records.js';
+import { FORMAT, KEY_ID, keyMissing } from './records.js';
 import type { Sealer } from './records.js';
-import { bytesFromBase64, isBytes, KEY_ID } from './options.js';
+import { bytesFromBase64, isBytes } from './options.js';
 import type { CheckedEncryption, KeyMaterial, SealingFunctions } from './options.js';
 
 /** The records of a place (records.ts), importable from here still, where they were first. */

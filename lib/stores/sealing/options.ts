@@ -1,7 +1,10 @@
 // The `encryption` option of the stores that keep the pair where others can read it (Redis, a file, the browser's
-// storage): its shapes, and the one check of it, which names what to fix and never shows a secret. A leaf, with
-// nothing from Node, so that the browser store takes it too.
+// storage): its shapes, and the one check of it, which names what to fix and never shows a secret. Nothing from Node:
+// `sealing()` (index.ts) runs it in the browser too. The Node stores load it with themselves; the browser store never
+// does (it takes only what `sealing()` checked, known by brand.ts' mark), so that an app without `encryption` ships
+// none of it.
 import { shown } from '../common/options.js';
+import { KEY_ID } from './records.js';
 
 /**
  * A key of `encryption.keys`: 32 random bytes and the id that names them in every pair they seal.
@@ -49,6 +52,22 @@ export interface SealingFunctions {
   unseal(sealed: string, context: string): Promise<Uint8Array>;
 }
 
+/**
+ * A key of `encryption.keys` for the browser store that no script can read: a non-extractable AES-GCM CryptoKey of 256
+ * bits, which IndexedDB can keep as it is, so that the key never sits in memory a script could read.
+ *
+ * @example
+ * const key = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
+ * // keep `key` in IndexedDB, and read it back at start
+ * new BrowserTokenStore({ key: 'orders-api', encryption: sealing({ keys: [{ id: 'tab-key-1', key }] }) });
+ */
+export interface SealingCryptoKey {
+  /** Names the key in every pair it seals, as `SealingSecret`'s id does. */
+  id: string;
+  /** An AES-GCM key of 256 bits, with the usages `encrypt` (for the first key) and `decrypt`. */
+  key: CryptoKey;
+}
+
 /** The steps of a switch from a pair kept in clear to a sealed one. */
 export interface SealingSwitch {
   /**
@@ -66,8 +85,9 @@ export interface SealingSwitch {
 }
 
 /**
- * The `encryption` option of a store: `keys` (the first seals, every one opens), or `seal` and `unseal` of your own,
- * and the switch from clear. `Key` is what a key may be: {@link SealingSecret}, and in the browser a `CryptoKey` too.
+ * The `encryption` option of a store, as `sealing()` takes it (and the Node stores as it is): `keys` (the first seals,
+ * every one opens), or `seal` and `unseal` of your own, and the switch from clear. `Key` is what a key may be:
+ * {@link SealingSecret}, and for the browser store a {@link SealingCryptoKey} too.
  */
 export type StoreEncryption<Key = SealingSecret> =
   | (SealingSwitch & {
@@ -94,21 +114,22 @@ export interface KeyMaterial {
 export type CheckedEncryption = Required<SealingSwitch> &
   ({ keys: KeyMaterial[]; functions?: undefined } | { functions: SealingFunctions; keys?: undefined });
 
-/** The form of a key's id: what the sealed text can carry between its dots. */
-export const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const NAMES = ['keys', 'seal', 'unseal', 'acceptClear', 'writeClear'];
 const SECRET_HELP =
   'a Base64 string of 32 random bytes, such as `openssl rand -base64 32` prints, or a Uint8Array of 32 bytes';
+/** Why a Node store refuses a CryptoKey: the browser store keeps one in IndexedDB; a process keeps a secret. */
+const NOT_HERE = `is for the browser store: here pass \`secret\`, ${SECRET_HELP}.`;
 
 /**
- * `encryption` checked: a TypeError naming `encryption`, the field at fault and what to pass, for an empty list, a
- * secret that is not 32 bytes, an id that is empty, malformed or listed twice, a CryptoKey that is not AES-GCM 256 (or
- * any CryptoKey where `cryptoKeys` is false), both `keys` and `seal`/`unseal`, or neither. No message holds a secret.
+ * `encryption` checked: a TypeError naming who checks (`who`: a store, or `sealing()`), `encryption`, the field at
+ * fault and what to pass, for an empty list, a secret that is not 32 bytes, an id that is empty, malformed or listed
+ * twice, a CryptoKey that is not AES-GCM 256 (or any CryptoKey where `cryptoKeys` is false), both `keys` and
+ * `seal`/`unseal`, or neither. No message holds a secret.
  */
-export function checkEncryption(store: string, value: unknown, cryptoKeys: boolean): CheckedEncryption {
+export function checkEncryption(who: string, value: unknown, cryptoKeys: boolean): CheckedEncryption {
   /** Throws for `encryption` followed by `field` (`.keys[0].secret`, or '' for the option itself). */
   const fail = (field: string, what: string): never => {
-    throw new TypeError(`${store}: \`encryption${field}\` ${what}`);
+    throw new TypeError(`${who}: \`encryption${field}\` ${what}`);
   };
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     fail(
@@ -141,8 +162,19 @@ export function checkEncryption(store: string, value: unknown, cryptoKeys: boole
   return { acceptClear, writeClear, keys: checkKeys(given['keys'], cryptoKeys, fail) };
 }
 
+/**
+ * A TypeError naming `store` and the first key of `checked` that is a CryptoKey, which only the browser store takes:
+ * for what `sealing()` checked, which takes either, given to a Node store.
+ */
+export function refuseCryptoKeys(store: string, checked: CheckedEncryption): void {
+  const index = checked.keys?.findIndex((key) => !isBytes(key.material)) ?? -1;
+  if (index >= 0) throw new TypeError(`${store}: \`encryption.keys[${index}].key\` ${NOT_HERE}`);
+}
+
 function checkKeys(keys: unknown, cryptoKeys: boolean, fail: (field: string, what: string) => never): KeyMaterial[] {
-  const example = cryptoKeys ? "{ id: 'k1', secret } or { id: 'k1', key } (a CryptoKey)" : "{ id: 'k1', secret }";
+  const example = cryptoKeys
+    ? "{ id: 'k1', secret } (or, for the browser store, { id: 'k1', key } with a CryptoKey)"
+    : "{ id: 'k1', secret }";
   if (keys === undefined) fail('', `needs \`keys\`, a list of ${example}, or \`seal\` and \`unseal\`.`);
   if (!Array.isArray(keys) || keys.length === 0)
     fail(
@@ -164,7 +196,7 @@ function checkKeys(keys: unknown, cryptoKeys: boolean, fail: (field: string, wha
     if (ids.has(keyId)) fail(`${at}.id`, `${shown(keyId)} is listed twice: every key needs an id of its own.`);
     ids.add(keyId);
     if (cryptoKey === undefined) return { id: keyId, material: secretBytes(secret, `${at}.secret`, fail) };
-    if (!cryptoKeys) fail(`${at}.key`, `is for the browser store: here pass \`secret\`, ${SECRET_HELP}.`);
+    if (!cryptoKeys) fail(`${at}.key`, NOT_HERE);
     if (secret !== undefined) fail(at, 'takes `secret` or `key`, not both.');
     const problem = cryptoKeyProblem(cryptoKey, index === 0);
     if (problem !== undefined) fail(`${at}.key`, problem);

@@ -1,18 +1,21 @@
 // The records of a store that may seal its pair (a Redis key, a token file, a storage entry), as it reads and writes
 // them: the pair sealed by the store's sealer with `encryption`, in clear without it. Every store takes this, with or
 // without `encryption`; the cipher is cipher.ts', which the browser store loads only with `encryption`. The message
-// for a pair sealed with a key the holder lacks is here too, since a store without `encryption` gives it as well.
+// for a pair sealed with a key the holder lacks is here too, since a store without `encryption` gives it as well, and
+// the form of a key's id, which the sealed text carries: every store reads it, with or without sealing's checks.
 import { TokenAuthError } from '../../contract/errors.js';
 import type { TokenPair } from '../../contract/store.js';
 import { isSealed, recordToJson } from '../common/record.js';
 import type { FencedPair, StoredPair } from '../common/record.js';
-import { KEY_ID } from './options.js';
 
 /**
  * The format of the sealed text that `encryption.keys` write (cipher.ts), first in it, so that a later format can tell
  * this one apart; the id of the key that sealed it follows, which a message names.
  */
 export const FORMAT = 'v1';
+
+/** The form of a key's id: what the sealed text can carry between its dots. */
+export const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * What seals and opens the pairs of the records: the PairSealer of `encryption` (cipher.ts), or, in the browser store,
