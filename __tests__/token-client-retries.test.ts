@@ -126,7 +126,10 @@ describe('retries of token calls', () => {
     };
     const options = resolveOptions(axios.create({ baseURL: API }), { tokenRetries: 5, tokenRetryDelayMs: 1 });
 
-    const login = new TokenClient(options).login({ username: USERNAME, password: PASSWORD }, { account: undefined, gate });
+    const login = new TokenClient(options).login(
+      { username: USERNAME, password: PASSWORD },
+      { account: undefined, gate },
+    );
 
     await expect(login).rejects.toBe(refusal);
     // The first attempt passed and went; the retry was refused at its gate, and nothing was tried after it.
