@@ -25,7 +25,12 @@ module.exports = {
     ...(axiosPackage ? { '^axios$': join(axiosPackage, 'dist', 'node', 'axios.cjs') } : {}),
   },
   testTimeout: 20000,
-  // Records every error, event payload and console line of each test file and fails the file if a test secret is in one.
-  setupFilesAfterEnv: ['<rootDir>/__tests__/helpers/scan-secrets.ts'],
+  setupFilesAfterEnv: [
+    // Records every error, event payload and console line of each test file and fails the file if a test secret is in
+    // one.
+    '<rootDir>/__tests__/helpers/scan-secrets.ts',
+    // Arms nock for the files that import it, around each test, and restores it after every file.
+    '<rootDir>/__tests__/helpers/nock-per-file.ts',
+  ],
   reporters: ['default', '<rootDir>/scripts/summary-reporter.js'],
 };

@@ -8,12 +8,10 @@ import { isRetried } from '../lib/token-calls/retries.js';
 import { TokenClient } from '../lib/token-calls/client.js';
 import { resolveOptions } from '../lib/options/resolve.js';
 import { API, FakeTokenService, LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
-import { burst, fulfilled, rig, useNock } from './helpers/setup.js';
+import { burst, fulfilled, rig } from './helpers/setup.js';
 import { reasons } from './helpers/settled.js';
 import { callsTo, codeOf, faultsOf, needing } from './helpers/token-calls.js';
 import type { Route } from './helpers/token-calls.js';
-
-useNock();
 
 describe('retries of token calls', () => {
   it.each<Route>(['login', 'token'])(

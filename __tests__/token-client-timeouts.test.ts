@@ -1,12 +1,10 @@
 // Timeouts of the token calls: a login or a token call that never answers fails every waiter after `tokenTimeoutMs`
 // with TOKEN_SERVICE_UNAVAILABLE, and is not retried; each retry of a failed call has the whole `tokenTimeoutMs`.
 import { isAxiosError } from 'axios';
-import { burst, rig, useNock } from './helpers/setup.js';
+import { burst, rig } from './helpers/setup.js';
 import { reasons } from './helpers/settled.js';
 import { callsTo, codeOf, faultsOf, loginsBefore, needing } from './helpers/token-calls.js';
 import type { Route } from './helpers/token-calls.js';
-
-useNock();
 
 describe('timeouts of token calls', () => {
   it.each<Route>(['login', 'token'])(
