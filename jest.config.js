@@ -25,6 +25,10 @@ module.exports = {
     ...(axiosPackage ? { '^axios$': join(axiosPackage, 'dist', 'node', 'axios.cjs') } : {}),
   },
   testTimeout: 20000,
+  // jest's cache inside the clone (gitignored), not in the machine's temporary folder, where it outlives clones: a
+  // fresh clone runs cold in CI as on a newcomer's machine (the cache decides the order of files, hence which files
+  // share a worker).
+  cacheDirectory: '<rootDir>/.jest-cache',
   setupFilesAfterEnv: [
     // Records every error, event payload and console line of each test file and fails the file if a test secret is in
     // one.
