@@ -29,6 +29,8 @@ module.exports = {
   // fresh clone runs cold in CI as on a newcomer's machine (the cache decides the order of files, hence which files
   // share a worker).
   cacheDirectory: '<rootDir>/.jest-cache',
+  // jest's own order of files, or a shuffled one with TEST_SHUFFLE=<seed> (CONTRIBUTING.md).
+  testSequencer: '<rootDir>/scripts/test-sequencer.js',
   setupFilesAfterEnv: [
     // Records every error, event payload and console line of each test file and fails the file if a test secret is in
     // one.
