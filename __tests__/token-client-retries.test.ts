@@ -55,8 +55,9 @@ describe('retries of token calls', () => {
   });
 
   it.each([429, 503])('does not retry a %i whose Retry-After is longer than tokenTimeoutMs', async (status) => {
-    const { service, api } = rig({ tokenTimeoutMs: 200, tokenRetries: 3 });
-    service.loginFaults.push([status, { detail: 'busy' }, { 'Retry-After': '1' }]);
+    // 2 s, not 200 ms: the login of /after must be answered within it, which a busy machine did not always do in 200.
+    const { service, api } = rig({ tokenTimeoutMs: 2_000, tokenRetries: 3 });
+    service.loginFaults.push([status, { detail: 'busy' }, { 'Retry-After': '5' }]);
 
     const error = await api.get('/orders').catch((e: unknown) => e);
 
