@@ -1,6 +1,6 @@
-// jest's order of test files, or, with TEST_SHUFFLE set, a shuffled one: a file that leaves shared state behind (nock
-// armed, fake timers, a server, a process listener, a patched global) breaks whichever file runs after it in the same
-// worker, and a fixed order hides that. TEST_SHUFFLE=<integer> replays one order; TEST_SHUFFLE=random draws a seed.
+// jest's order of test files, or, with TEST_SHUFFLE set, a shuffled one: a file that leaves something behind in its
+// worker (nock armed on Node's http, a server, a patched Node module) breaks whichever file runs after it there, and a
+// fixed order hides that. TEST_SHUFFLE=<integer> replays one order; TEST_SHUFFLE=random draws a seed.
 // Either way the seed is printed, so a failing order can be run again (with --maxWorkers=1, every file shares one
 // worker with all the files before it).
 const Sequencer = require('@jest/test-sequencer').default;
