@@ -23,6 +23,7 @@ export default defineConfig(
     'dist/',
     'docs/',
     '.tmp/',
+    '.jest-cache/',
     'coverage/',
     'bench/results/',
     // Consumer projects of the packed tarball, type-checked against it by package.test.ts, not against lib/.

@@ -26,7 +26,18 @@ module.exports = {
     ...(axiosPackage ? { '^axios$': join(axiosPackage, 'dist', 'node', 'axios.cjs') } : {}),
   },
   testTimeout: 20000,
-  // Records every error, event payload and console line of each test file and fails the file if a test secret is in one.
-  setupFilesAfterEnv: ['<rootDir>/__tests__/helpers/scan-secrets.ts'],
+  // jest's cache inside the clone (gitignored), not in the machine's temporary folder, where it outlives clones: a
+  // fresh clone runs cold in CI as on a newcomer's machine (the cache decides the order of files, hence which files
+  // share a worker).
+  cacheDirectory: '<rootDir>/.jest-cache',
+  // jest's own order of files, or a shuffled one with TEST_SHUFFLE=<seed> (CONTRIBUTING.md).
+  testSequencer: '<rootDir>/scripts/test-sequencer.js',
+  setupFilesAfterEnv: [
+    // Records every error, event payload and console line of each test file and fails the file if a test secret is in
+    // one.
+    '<rootDir>/__tests__/helpers/scan-secrets.ts',
+    // Arms nock for the files that import it, around each test, and restores it after every file.
+    '<rootDir>/__tests__/helpers/nock-per-file.ts',
+  ],
   reporters: ['default', '<rootDir>/scripts/summary-reporter.js'],
 };

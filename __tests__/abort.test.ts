@@ -1,9 +1,7 @@
 import axios from 'axios';
 import type { AxiosRequestConfig } from 'axios';
 import type { FakeTokenService } from './helpers/service.js';
-import { fulfilled, rig, until, useNock } from './helpers/setup.js';
-
-useNock();
+import { fulfilled, rig, until } from './helpers/setup.js';
 
 /** Rejections no one handled during the test: a shared renewal left with no waiter must not produce one. */
 let unhandled: unknown[] = [];

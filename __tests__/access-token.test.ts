@@ -1,10 +1,9 @@
 import { isAxiosError } from 'axios';
 import { isTokenAuthError } from '../lib/index.js';
 import { PASSWORD, USERNAME } from './helpers/service.js';
-import { burst, fulfilled, manualClock, rig, until, useNock } from './helpers/setup.js';
+import { burst, fulfilled, manualClock, rig, until } from './helpers/setup.js';
 
 // `auth.accessToken()`: a valid token for what does not go through axios, by the same rule as requests.
-useNock();
 
 const MINUTE = 60_000;
 

@@ -1,9 +1,7 @@
 import { MemoryTokenStore } from '../lib/index.js';
 import type { TokenStore } from '../lib/index.js';
 import { LocklessStore } from './helpers/lockless-store.js';
-import { burst, fulfilled, rig as rigWith, until, useNock } from './helpers/setup.js';
-
-useNock();
+import { burst, fulfilled, rig as rigWith, until } from './helpers/setup.js';
 
 // The MemoryTokenStore's lock and re-read would hide a broken shared renewal; a store without a lock does not.
 describe.each<[string, () => TokenStore]>([

@@ -11,11 +11,8 @@ import type { TokenAuthOptions } from 'axios-token-keeper';
 import { simpleJwt } from 'axios-token-keeper/presets';
 import { burst, fulfilled } from './helpers/flow.js';
 import { expectNoLeaks, recordEvents } from './helpers/scan-secrets.js';
-import { useNock } from './helpers/setup.js';
 import type { FakeServiceCounters } from './helpers/service.js';
 import { reasons } from './helpers/settled.js';
-
-useNock();
 
 const API = 'https://api.test';
 const PASSWORD = 'cookie-user-pass-2f8a';

@@ -1,9 +1,7 @@
 import axios from 'axios';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
 import { API, LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
-import { burst, fulfilled, rig, useNock } from './helpers/setup.js';
-
-useNock();
+import { burst, fulfilled, rig } from './helpers/setup.js';
 
 describe('login with nothing stored', () => {
   it('shares one login among concurrent first requests and stores both tokens', async () => {

@@ -3,11 +3,10 @@ import axios from 'axios';
 import nock from 'nock';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
 import { API, LOGIN, PASSWORD, USERNAME } from './helpers/service.js';
-import { rig, useNock } from './helpers/setup.js';
+import { rig } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
 
 // A wrong address, a missing secret or plain http: errors that name what the user got wrong and how to fix it.
-useNock();
 
 const credentials = { username: USERNAME, password: PASSWORD };
 

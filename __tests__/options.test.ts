@@ -3,10 +3,8 @@ import type { AxiosError } from 'axios';
 import { attachTokenAuth, DEFAULTS, isTokenAuthError, MemoryTokenStore } from '../lib/index.js';
 import type { TokenAuthEvents } from '../lib/index.js';
 import { API, PASSWORD, USERNAME } from './helpers/service.js';
-import { burst, fulfilled, rig, useNock } from './helpers/setup.js';
+import { burst, fulfilled, rig } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
-
-useNock();
 
 const credentials = { username: USERNAME, password: PASSWORD };
 

@@ -5,10 +5,8 @@ import { attachTokenAuth } from '../lib/index.js';
 import { PASSWORD, USERNAME } from './helpers/credentials.js';
 import { watchedHost } from './helpers/origins.js';
 import { FakeTokenService, LOGIN, TOKEN } from './helpers/service.js';
-import { rig, useNock } from './helpers/setup.js';
+import { rig } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
-
-useNock();
 
 describe('auth and data on different hosts', () => {
   const AUTH = 'https://auth.test';

@@ -5,10 +5,8 @@ import axios from 'axios';
 import nock from 'nock';
 import { THIRD, watchedHost } from './helpers/origins.js';
 import { API, FakeTokenService } from './helpers/service.js';
-import { rig, useNock } from './helpers/setup.js';
+import { rig } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
-
-useNock();
 
 describe('default origins: those of baseURL and authBaseURL', () => {
   it('sends the token to an absolute URL on the baseURL origin, however it is spelled', async () => {

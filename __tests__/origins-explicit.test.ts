@@ -2,10 +2,8 @@
 // skipAuth that goes without the token, and allowAbsoluteUrls: false, which keeps an absolute URL under baseURL.
 import axios from 'axios';
 import { THIRD, watchedHost } from './helpers/origins.js';
-import { rig, useNock } from './helpers/setup.js';
+import { rig } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
-
-useNock();
 
 describe('explicit origins', () => {
   const PARTNER = 'https://partner.test';

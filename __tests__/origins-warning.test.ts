@@ -7,10 +7,8 @@ import { PASSWORD, USERNAME } from './helpers/credentials.js';
 import { THIRD, watchedHost } from './helpers/origins.js';
 import type { OriginWarning } from './helpers/origins.js';
 import { API, FakeTokenService } from './helpers/service.js';
-import { rig, useNock } from './helpers/setup.js';
+import { rig } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
-
-useNock();
 
 describe('a refusal outside origins is said, once per origin', () => {
   const AUTH = 'https://auth.test';

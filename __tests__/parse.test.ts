@@ -2,9 +2,7 @@ import nock from 'nock';
 import { DEFAULTS, isTokenAuthError } from '../lib/index.js';
 import type { ParsedTokens, TokenAuthError, TokenAuthEvents, TokenCallRequest } from '../lib/index.js';
 import { API, TOKEN } from './helpers/service.js';
-import { burst, rig, useNock } from './helpers/setup.js';
-
-useNock();
+import { burst, rig } from './helpers/setup.js';
 
 /** The default parser, through its one door. */
 const parseTokenBody = DEFAULTS.parseTokens;

@@ -1,10 +1,8 @@
 import type { RenewalReason, TokenAuthOptions } from '../lib/index.js';
 import type { FakeTokenService } from './helpers/service.js';
-import { burst, fulfilled, manualClock, rig, useNock } from './helpers/setup.js';
+import { burst, fulfilled, manualClock, rig } from './helpers/setup.js';
 import type { Rig } from './helpers/setup.js';
 import { LocklessStore } from './helpers/lockless-store.js';
-
-useNock();
 
 const MINUTE = 60_000;
 const SECOND = 1_000;

@@ -6,11 +6,10 @@ import type { TokenAuth, TokenAuthOptions } from '../lib/index.js';
 import { closeEmulatorsAfterEach, e2e, E2E_PASSWORD, E2E_USER } from './helpers/emulator.js';
 import { burst, fulfilled, manualClock } from './helpers/flow.js';
 import { FakeTokenService } from './helpers/service.js';
-import { rig, useNock } from './helpers/setup.js';
+import { rig } from './helpers/setup.js';
 
 // What the renewal spends when refusals are not about the token, and how far ahead it renews tokens of any life:
 // over nock, and end to end against the emulator on the loopback, which nock lets through.
-useNock();
 beforeEach(() => {
   nock.enableNetConnect('127.0.0.1');
 });

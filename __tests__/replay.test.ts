@@ -1,9 +1,7 @@
 import axios, { AxiosHeaders } from 'axios';
 import type { AxiosError } from 'axios';
 import { isTokenAuthError } from '../lib/index.js';
-import { burst, fulfilled, manualClock, rig, until, useNock } from './helpers/setup.js';
-
-useNock();
+import { burst, fulfilled, manualClock, rig, until } from './helpers/setup.js';
 
 /** Logs in, then makes the service forget the access token, so the next request is refused once. */
 async function primedAndExpired(options = {}) {

@@ -4,9 +4,7 @@ import type { RenewalReason, TokenAuthError, TokenAuthEvents } from '../lib/inde
 import { FakeTokenService, PASSWORD, USERNAME } from './helpers/service.js';
 import type { Received } from './helpers/service.js';
 import { LocklessStore } from './helpers/lockless-store.js';
-import { burst, fulfilled, manualClock, rig, useNock } from './helpers/setup.js';
-
-useNock();
+import { burst, fulfilled, manualClock, rig } from './helpers/setup.js';
 
 /** The refresh tokens the token calls carried, in order. */
 function refreshTokensSent(service: FakeTokenService): unknown[] {

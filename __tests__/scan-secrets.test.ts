@@ -15,13 +15,11 @@ import {
 } from './helpers/scan-secrets.js';
 import type { Finding, Secret } from './helpers/scan-secrets.js';
 import { PASSWORD, USERNAME } from './helpers/service.js';
-import { rig, useNock } from './helpers/setup.js';
+import { rig } from './helpers/setup.js';
 
 // The leak scanner (helpers/scan-secrets.ts): the suite-wide scan, a setup file of every test file, judges by
 // findLeaks, and so do the tests of what the plugin hands out (the secrets-*.test.ts files, with `reachable`). These tests check
 // findLeaks on crafted values, and that the setup file records what the plugin hands out.
-
-useNock();
 
 const SECRETS = literalSecrets();
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');

@@ -7,10 +7,9 @@ import { sealing } from '../lib/stores/sealing/index.js';
 import type { TokenAuthError, TokenAuthEvents } from '../lib/index.js';
 import { captureConsole, expectNoLeaks } from './helpers/scan-secrets.js';
 import { KEY_1, KEY_2, KEY_SECRETS, PAIR, sealingFolderForFile, tokensOf } from './helpers/sealing.js';
-import { rig, useNock } from './helpers/setup.js';
+import { rig } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
 
-useNock();
 const { dir, sealed } = sealingFolderForFile();
 
 describe('the keys stay out of sight', () => {

@@ -4,10 +4,9 @@ import { MemoryTokenStore } from '../lib/index.js';
 import { BASIC, BASIC_PART, events, leakCheckForFile } from './helpers/leak-checks.js';
 import { recordEvents, secretsOf } from './helpers/scan-secrets.js';
 import { FakeTokenService, LOGIN, PASSWORD, TOKEN } from './helpers/service.js';
-import { rig, useNock } from './helpers/setup.js';
+import { rig } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
 
-useNock();
 const expectNothingLeaked = leakCheckForFile();
 
 /** Which secrets each call to the service carried in any header or its body, in the order received. */

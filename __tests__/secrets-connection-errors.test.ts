@@ -7,10 +7,8 @@ import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
 import { closeEmulatorsAfterEach, emulator, E2E_PASSWORD, E2E_USER } from './helpers/emulator.js';
 import { axiosCause, events, leakCheckForFile } from './helpers/leak-checks.js';
 import { recordEvents, secretsOf } from './helpers/scan-secrets.js';
-import { useNock } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
 
-useNock();
 const expectNothingLeaked = leakCheckForFile();
 
 // Connection errors come from real sockets (the emulator dropping or resetting them, a port nobody listens on):

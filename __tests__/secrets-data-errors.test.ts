@@ -7,10 +7,9 @@ import { isTokenAuthError } from '../lib/index.js';
 import { events, leakCheckForFile } from './helpers/leak-checks.js';
 import { recordEvents, secretsOf } from './helpers/scan-secrets.js';
 import { API } from './helpers/service.js';
-import { rig, until, useNock } from './helpers/setup.js';
+import { rig, until } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
 
-useNock();
 const expectNothingLeaked = leakCheckForFile();
 
 describe('axios errors of data calls that reach the caller', () => {

@@ -8,10 +8,9 @@ import { Mask } from '../lib/support/redact.js';
 import { axiosCause, BASIC, BASIC_PART, events, leakCheckForFile } from './helpers/leak-checks.js';
 import { basicHeader, credentialSecrets, expectNoLeaks, recordEvents, secretsOf } from './helpers/scan-secrets.js';
 import { LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
-import { rig, useNock } from './helpers/setup.js';
+import { rig } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
 
-useNock();
 const expectNothingLeaked = leakCheckForFile();
 
 describe('errors from the login call', () => {

@@ -5,10 +5,9 @@ import type { TokenAuthOptions } from '../lib/index.js';
 import { oauth2ClientCredentials, oauth2Password, simpleJwt } from '../lib/presets.js';
 import { expectNoLeaks } from './helpers/scan-secrets.js';
 import { API, PASSWORD, USERNAME } from './helpers/service.js';
-import { burst, fulfilled, manualClock, useNock } from './helpers/setup.js';
+import { burst, fulfilled, manualClock } from './helpers/setup.js';
 
 // Token services shaped other than HTTP Basic: what the login sends, pairs handed in, one-off credentials, presets.
-useNock();
 
 const credentials = { username: USERNAME, password: PASSWORD };
 const CLIENT_SECRET = 'client-secret-value-42';

@@ -8,10 +8,8 @@ import type { TokenAuthEvents, TokenPair, TokenStore, TokenStoreLock } from '../
 import { FileTokenStore } from '../lib/stores/file/index.js';
 import { LocklessStore } from './helpers/lockless-store.js';
 import { reasons } from './helpers/settled.js';
-import { burst, fulfilled, rig, until, useNock } from './helpers/setup.js';
+import { burst, fulfilled, rig, until } from './helpers/setup.js';
 import { FakeTokenService } from './helpers/service.js';
-
-useNock();
 
 let dir: string;
 beforeEach(async () => {

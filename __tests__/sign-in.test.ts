@@ -8,10 +8,9 @@ import type { TokenAuthEvents, TokenAuthState, TokenAuthStatus } from '../lib/in
 import { closeEmulatorsAfterEach, e2e } from './helpers/emulator.js';
 import { expectNoLeaks } from './helpers/scan-secrets.js';
 import { API, FakeTokenService, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
-import { rig, until, useNock } from './helpers/setup.js';
+import { rig, until } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
 
-useNock();
 closeEmulatorsAfterEach();
 
 const LOGOUT = '/auth/api/v1/accounts/logout';

@@ -6,11 +6,9 @@ import nock from 'nock';
 import type { TokenAuthOptions } from '../lib/index.js';
 import { isRetried } from '../lib/token-calls/retries.js';
 import { closeEmulatorsAfterEach, e2e } from './helpers/emulator.js';
-import { burst, fulfilled, rig, useNock } from './helpers/setup.js';
+import { burst, fulfilled, rig } from './helpers/setup.js';
 import { codeOf } from './helpers/token-calls.js';
 import type { Route } from './helpers/token-calls.js';
-
-useNock();
 
 describe('retries of token calls', () => {
   /** A connection that fails with `code`, as Node reports it. */

@@ -5,9 +5,7 @@ import axios, { isAxiosError } from 'axios';
 import type { AxiosInstance } from 'axios';
 import { attachTokenAuth } from '../lib/index.js';
 import { API, FakeTokenService, PASSWORD, USERNAME } from './helpers/service.js';
-import { burst, fulfilled, useNock } from './helpers/setup.js';
-
-useNock();
+import { burst, fulfilled } from './helpers/setup.js';
 
 const credentials = { username: USERNAME, password: PASSWORD };
 

@@ -8,12 +8,10 @@ import { isRetried } from '../lib/token-calls/retries.js';
 import { TokenClient } from '../lib/token-calls/client.js';
 import { resolveOptions } from '../lib/options/resolve.js';
 import { API, FakeTokenService, LOGIN, PASSWORD, TOKEN, USERNAME } from './helpers/service.js';
-import { burst, fulfilled, rig, useNock } from './helpers/setup.js';
+import { burst, fulfilled, rig } from './helpers/setup.js';
 import { reasons } from './helpers/settled.js';
 import { callsTo, codeOf, faultsOf, needing } from './helpers/token-calls.js';
 import type { Route } from './helpers/token-calls.js';
-
-useNock();
 
 describe('retries of token calls', () => {
   it.each<Route>(['login', 'token'])(
@@ -57,8 +55,9 @@ describe('retries of token calls', () => {
   });
 
   it.each([429, 503])('does not retry a %i whose Retry-After is longer than tokenTimeoutMs', async (status) => {
-    const { service, api } = rig({ tokenTimeoutMs: 200, tokenRetries: 3 });
-    service.loginFaults.push([status, { detail: 'busy' }, { 'Retry-After': '1' }]);
+    // 2 s, not 200 ms: the login of /after must be answered within it, which a busy machine did not always do in 200.
+    const { service, api } = rig({ tokenTimeoutMs: 2_000, tokenRetries: 3 });
+    service.loginFaults.push([status, { detail: 'busy' }, { 'Retry-After': '5' }]);
 
     const error = await api.get('/orders').catch((e: unknown) => e);
 

@@ -25,8 +25,9 @@
  * (test-secrets.ts), where a secret can show (leak-finder.ts), what a test listens to (listeners.ts), and the
  * recording and scan of every test file (leak-recording.ts, installed when this file loads).
  *
- * None of them may import nock (helpers/service.ts does): loading it would patch Node's http in every test file, and
- * some suites test connection errors over real sockets.
+ * None of them may import nock (helpers/service.ts does): a test file that imports the scanner would then count as a
+ * file that uses nock (helpers/nock-per-file.ts), and have it armed, while some suites test connection errors over
+ * real sockets.
  */
 export {
   atRestSpellingsOf,
