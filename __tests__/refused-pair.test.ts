@@ -3,10 +3,8 @@
 // cure (one endpoint's permission) goes on to the other endpoints as before.
 import { isTokenAuthError } from '../lib/index.js';
 import { FakeTokenService } from './helpers/service.js';
-import { burst, fulfilled, rig, useNock } from './helpers/setup.js';
+import { burst, fulfilled, rig } from './helpers/setup.js';
 import { failureOf } from './helpers/settled.js';
-
-useNock();
 
 /** The data calls that carried `token` and were refused. */
 function refusedWith(service: FakeTokenService, token: string): number {
