@@ -246,8 +246,8 @@ const USE_STATS = { logins: 1, refreshes: 1, replays: 1, failures: 0, waiting: 0
 const FIXTURE_OUTPUTS: Record<string, unknown> = {
   'use.cjs': { status: 200, stats: USE_STATS, guard: 'function' },
   'use.mjs': { status: 200, stats: USE_STATS, guard: 'function' },
-  'stores.cjs': { logins: 1, redis: 'function', browser: 'function' },
-  'stores.mjs': { file: 'function', redis: 'function', browser: 'function' },
+  'stores.cjs': { logins: 1, sealed: 'string', redis: 'function', browser: 'function' },
+  'stores.mjs': { file: 'function', redis: 'function', browser: 'function', sealing: 'function' },
 };
 
 const runtimeNamed = (name: string) => installed.find((candidate) => candidate.name === name)!;
