@@ -1,6 +1,7 @@
 // An account's DPoP key (RFC 9449): a key pair made by the platform's WebCrypto, whose private half signs the proofs
 // and is not extractable unless a store must carry it sealed, whose public half is the JWK every proof carries, and
 // that JWK's thumbprint (RFC 7638), which a bound token's `cnf.jkt` names.
+import { base64UrlFromBytes } from '../support/base64.js';
 import { webCrypto } from '../support/web-crypto.js';
 import type { DpopAlgorithm, DpopKey, DpopPublicJwk } from '../contract/dpop.js';
 
@@ -65,14 +66,4 @@ export async function thumbprintOf(jwk: DpopPublicJwk): Promise<string> {
 export async function sha256Base64Url(text: string): Promise<string> {
   const crypto = await webCrypto();
   return base64UrlFromBytes(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))));
-}
-
-/**
- * Base64url without padding (a JWS segment, a thumbprint), without Buffer. The dpop chunk's own, so that it shares no
- * module with what an app loads at start (a shared module would be a chunk of its own).
- */
-export function base64UrlFromBytes(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }

@@ -10,7 +10,8 @@ import { isSealed } from '../common/record.js';
 import type { StoredPair } from '../common/record.js';
 import { FORMAT, KEY_ID, keyMissing } from './records.js';
 import type { Sealer } from './records.js';
-import { bytesFromBase64, isBytes } from './options.js';
+import { base64UrlFromBytes, bytesFromBase64 } from '../../support/base64.js';
+import { isBytes } from './options.js';
 import type { CheckedEncryption, KeyMaterial, SealingFunctions } from './options.js';
 
 /** The records of a place (records.ts), importable from here still, where they were first. */
@@ -67,7 +68,7 @@ class KeyRing implements Cipher {
       // A copy on an ArrayBuffer of its own, as WebCrypto's types ask.
       new Uint8Array(plaintext),
     );
-    return [FORMAT, id, base64Url(iv), base64Url(new Uint8Array(sealed))].join('.');
+    return [FORMAT, id, base64UrlFromBytes(iv), base64UrlFromBytes(new Uint8Array(sealed))].join('.');
   }
 
   async unseal(sealed: string, context: string): Promise<Uint8Array> {
@@ -220,11 +221,4 @@ function inauthentic(where: string, withKeys: boolean): TokenAuthError {
     `${where} holds a sealed pair that failed authentication with ${by} (tampered, corrupt, or copied from another ` +
       'place): it is read as no pair, and the next renewal logs in once and overwrites it sealed.',
   );
-}
-
-/** Base64url without padding, without Buffer, so that the browser store takes it too. */
-function base64Url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }

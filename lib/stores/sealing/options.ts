@@ -5,6 +5,7 @@
 // none of it.
 import { shown } from '../common/options.js';
 import { KEY_ID } from './records.js';
+import { bytesFromBase64 } from '../../support/base64.js';
 
 /**
  * A key of `encryption.keys`: 32 random bytes and the id that names them in every pair they seal.
@@ -243,19 +244,6 @@ function cryptoKeyProblem(key: unknown, seals: boolean): string | undefined {
 /** A Uint8Array (a Buffer is one), from this realm or another (a test's sandbox, an iframe). */
 export function isBytes(value: unknown): value is Uint8Array {
   return ArrayBuffer.isView(value) && Object.prototype.toString.call(value) === '[object Uint8Array]';
-}
-
-/** The bytes of Base64 or Base64url text, padded or not; undefined for anything else. */
-export function bytesFromBase64(text: string): Uint8Array | undefined {
-  const standard = text.trim().replace(/-/g, '+').replace(/_/g, '/');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(standard) || standard.replace(/=+$/, '').length % 4 === 1) return undefined;
-  const unpadded = standard.replace(/=+$/, '');
-  try {
-    const binary = atob(unpadded + '='.repeat((4 - (unpadded.length % 4)) % 4));
-    return Uint8Array.from(binary, (char) => char.charCodeAt(0));
-  } catch {
-    return undefined;
-  }
 }
 
 /** What a value is, for a message: never its content, which may be a secret. */
