@@ -5,6 +5,7 @@ import { createHash, createPublicKey, verify } from 'node:crypto';
 import { createDpopKey, thumbprintOf } from '../lib/dpop/key.js';
 import type { DpopAlgorithm, DpopKey } from '../lib/dpop/key.js';
 import { DpopProofs, isNonceChallenge } from '../lib/dpop/proof.js';
+import type { Server } from '../lib/dpop/proof.js';
 
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
 
@@ -36,6 +37,7 @@ describe.each<DpopAlgorithm>(['ES256', 'EdDSA'])('a DPoP proof by a key of %s', 
 
   it('is a JWS of typ dpop+jwt, signed by the key whose public JWK it carries, with no private member', async () => {
     const proof = await new DpopProofs(() => NOW).proof(key, {
+      server: 'token',
       method: 'post',
       url: 'https://auth.test/auth/api/v1/accounts/token',
     });
@@ -55,7 +57,7 @@ describe.each<DpopAlgorithm>(['ES256', 'EdDSA'])('a DPoP proof by a key of %s', 
 
   it('names the URL without its query or fragment, and carries a fresh jti each time', async () => {
     const proofs = new DpopProofs(() => NOW);
-    const target = { method: 'GET', url: 'https://api.test/orders/7?fields=id#top' };
+    const target = { server: 'api', method: 'GET', url: 'https://api.test/orders/7?fields=id#top' } as const;
     const decoded = await Promise.all(Array.from({ length: 50 }, () => proofs.proof(key, target)));
     const payloads = decoded.map((proof) => verified(proof).payload);
     expect(new Set(payloads.map((payload) => payload.htu))).toEqual(new Set(['https://api.test/orders/7']));
@@ -65,9 +67,15 @@ describe.each<DpopAlgorithm>(['ES256', 'EdDSA'])('a DPoP proof by a key of %s', 
   it('carries the hash of the access token beside it (ath), the token’s own', async () => {
     const proofs = new DpopProofs(() => NOW);
     const ath = (token: string) => createHash('sha256').update(token, 'ascii').digest('base64url');
-    const first = verified(await proofs.proof(key, { method: 'GET', url: 'https://api.test/a', accessToken: 'tok-1' }));
-    const again = verified(await proofs.proof(key, { method: 'GET', url: 'https://api.test/b', accessToken: 'tok-1' }));
-    const next = verified(await proofs.proof(key, { method: 'GET', url: 'https://api.test/c', accessToken: 'tok-2' }));
+    const first = verified(
+      await proofs.proof(key, { server: 'api', method: 'GET', url: 'https://api.test/a', accessToken: 'tok-1' }),
+    );
+    const again = verified(
+      await proofs.proof(key, { server: 'api', method: 'GET', url: 'https://api.test/b', accessToken: 'tok-1' }),
+    );
+    const next = verified(
+      await proofs.proof(key, { server: 'api', method: 'GET', url: 'https://api.test/c', accessToken: 'tok-2' }),
+    );
     expect([first.payload.ath, again.payload.ath, next.payload.ath]).toEqual([
       ath('tok-1'),
       ath('tok-1'),
@@ -96,16 +104,21 @@ describe('DPoP nonces and thumbprints', () => {
     expect(await thumbprintOf(jwk)).toBe('kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k');
   });
 
-  it('puts the latest nonce of the URL’s origin in the proof, and none for another origin', async () => {
+  it('puts the latest nonce of its server at the URL’s origin in the proof: none for another origin, nor for the other server on the same origin', async () => {
     const key = await createDpopKey();
     const proofs = new DpopProofs(() => NOW);
-    expect(proofs.learn('https://auth.test/token', 'n-1')).toBe(true);
-    expect(proofs.learn('https://auth.test/other', 'n-1')).toBe(false);
-    expect(proofs.learn('https://auth.test/token', 'n-2')).toBe(true);
-    expect(proofs.learn('https://auth.test/token', undefined)).toBe(false);
-    const nonceFor = async (url: string) => verified(await proofs.proof(key, { method: 'POST', url })).payload.nonce;
-    expect(await nonceFor('https://auth.test/auth/api/v1/accounts/token')).toBe('n-2');
-    expect(await nonceFor('https://api.test/orders')).toBeUndefined();
+    expect(proofs.learn('token', 'https://auth.test/token', 'n-1')).toBe(true);
+    expect(proofs.learn('token', 'https://auth.test/other', 'n-1')).toBe(false);
+    expect(proofs.learn('token', 'https://auth.test/token', 'n-2')).toBe(true);
+    expect(proofs.learn('token', 'https://auth.test/token', undefined)).toBe(false);
+    expect(proofs.learn('api', 'https://auth.test/orders', 'api-1')).toBe(true);
+    const nonceFor = async (server: Server, url: string) =>
+      verified(await proofs.proof(key, { server, method: 'POST', url })).payload.nonce;
+    expect(await nonceFor('token', 'https://auth.test/auth/api/v1/accounts/token')).toBe('n-2');
+    expect(await nonceFor('api', 'https://auth.test/orders/7')).toBe('api-1');
+    expect(proofs.nonceFor('api', 'https://auth.test/x')).toBe('api-1');
+    expect(await nonceFor('token', 'https://api.test/orders')).toBeUndefined();
+    expect(await nonceFor('api', 'https://api.test/orders')).toBeUndefined();
   });
 
   it('tells a refusal that asks for the nonce from any other', () => {

@@ -44,15 +44,21 @@ interface Call {
   data?: unknown;
 }
 
+/** The emulator gives one nonce for all its calls: the client here keeps one, as for one server. */
+const ONE_SERVER = 'api';
+
 /** A call with the client's proof for it, learning the nonce its answer gives. */
 async function send({ service, proofs }: Rig, call: Call): Promise<AxiosResponse> {
   const method = call.method ?? 'POST';
   const url = `${service.url}${call.path}`;
   const signer = call.key === undefined ? mine : call.key;
-  const proof = signer === null ? undefined : await proofs.proof(signer, { method, url, accessToken: call.ath });
+  const proof =
+    signer === null
+      ? undefined
+      : await proofs.proof(signer, { server: ONE_SERVER, method, url, accessToken: call.ath });
   const headers = { ...(proof && { DPoP: proof }), ...(call.authorization && { Authorization: call.authorization }) };
   const answer = await raw(service.url).request({ method, url: call.path, data: call.data, headers });
-  proofs.learn(url, answer.headers['dpop-nonce']);
+  proofs.learn(ONE_SERVER, url, answer.headers['dpop-nonce']);
   return answer;
 }
 
@@ -217,7 +223,7 @@ describe('a data call in DPoP mode', () => {
 
   it('asks for the new nonce with a 401 DPoP challenge the client recognises, then serves', async () => {
     const rig = await start({ dpop: { requireNonce: true } });
-    rig.proofs.learn(rig.service.url, rig.service.dpopNonce);
+    rig.proofs.learn(ONE_SERVER, rig.service.url, rig.service.dpopNonce);
     const { access } = await signIn(rig);
     const rotated = rig.service.rotateDpopNonce();
 

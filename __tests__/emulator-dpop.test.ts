@@ -39,7 +39,7 @@ function loginWith(service: TokenServiceEmulator, proof: string | undefined, pat
 
 /** A proof of the client's for a login on `service`, by `proofs` (their clock, their nonces) and `signer`. */
 function loginProof(service: TokenServiceEmulator, proofs = new DpopProofs(at(NOW)), signer = key): Promise<string> {
-  return proofs.proof(signer, { method: 'POST', url: `${service.url}${LOGIN}` });
+  return proofs.proof(signer, { server: 'token', method: 'POST', url: `${service.url}${LOGIN}` });
 }
 
 const segment = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -148,7 +148,10 @@ describe('the emulator’s DPoP proofs', () => {
     const service = await start();
     const { method, url } = target(service.url);
 
-    const answer = await loginWith(service, await new DpopProofs(at(proofTime)).proof(key, { method, url }));
+    const answer = await loginWith(
+      service,
+      await new DpopProofs(at(proofTime)).proof(key, { server: 'token', method, url }),
+    );
 
     if (refused === undefined) expect(answer.status).toBe(200);
     else expect([answer.status, answer.data]).toEqual([400, refusal(refused)]);
@@ -159,7 +162,7 @@ describe('the emulator’s DPoP proofs', () => {
     const service = await start();
     const port = new URL(service.url).port;
     const proofFor = (origin: string) =>
-      new DpopProofs(at(NOW)).proof(key, { method: 'POST', url: `${origin}${LOGIN}` });
+      new DpopProofs(at(NOW)).proof(key, { server: 'token', method: 'POST', url: `${origin}${LOGIN}` });
     const headers = (proof: string) => ({
       Host: `emulator.test:${port}`,
       DPoP: proof,
@@ -206,7 +209,7 @@ describe('the emulator’s DPoP nonce, with requireNonce', () => {
     const proofs = new DpopProofs(at(NOW));
 
     const first = await loginWith(service, await loginProof(service, proofs));
-    const learned = proofs.learn(service.url, first.headers['dpop-nonce']);
+    const learned = proofs.learn('token', service.url, first.headers['dpop-nonce']);
     const second = await loginWith(service, await loginProof(service, proofs));
 
     expect([first.status, first.data]).toEqual([
@@ -245,7 +248,11 @@ describe('the emulator’s DPoP nonce, with requireNonce', () => {
   it('is asked for only of a proof that keeps every other rule: a broken one is invalid first', async () => {
     const service = await start({ dpop: { requireNonce: true } });
 
-    const proof = await new DpopProofs(at(NOW)).proof(key, { method: 'GET', url: `${service.url}${LOGIN}` });
+    const proof = await new DpopProofs(at(NOW)).proof(key, {
+      server: 'token',
+      method: 'GET',
+      url: `${service.url}${LOGIN}`,
+    });
     const answer = await loginWith(service, proof);
 
     expect([answer.status, answer.data]).toEqual([400, refusal(/htm is not the request's method/)]);
@@ -266,13 +273,13 @@ describe('the emulator’s DPoP nonce, with requireNonce', () => {
   it('rotates: a proof with the old nonce is answered with the new one, which then works', async () => {
     const service = await start({ dpop: { requireNonce: true } });
     const proofs = new DpopProofs(at(NOW));
-    proofs.learn(service.url, service.dpopNonce);
+    proofs.learn('token', service.url, service.dpopNonce);
     const before = await loginWith(service, await loginProof(service, proofs));
 
     const old = service.dpopNonce;
     const rotated = service.rotateDpopNonce();
     const stale = await loginWith(service, await loginProof(service, proofs));
-    proofs.learn(service.url, stale.headers['dpop-nonce']);
+    proofs.learn('token', service.url, stale.headers['dpop-nonce']);
     const after = await loginWith(service, await loginProof(service, proofs));
 
     expect(before.status).toBe(200);

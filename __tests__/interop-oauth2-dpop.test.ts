@@ -75,9 +75,13 @@ describe('the DPoP harness: oidc-provider 9 with nonces required, and a resource
 
   /** A token call proved by `key`, and proved once more with the provider's nonce when it answers use_dpop_nonce. */
   async function provedCall(form: Record<string, string>, key: DpopKey, proofs: DpopProofs, client = 'svc') {
-    const answer = await tokenCall(form, await proofs.proof(key, { method: 'POST', url: tokenURL() }), client);
-    if (!proofs.learn(tokenURL(), answer.headers['dpop-nonce'])) return answer;
-    return tokenCall(form, await proofs.proof(key, { method: 'POST', url: tokenURL() }), client);
+    const answer = await tokenCall(
+      form,
+      await proofs.proof(key, { server: 'token', method: 'POST', url: tokenURL() }),
+      client,
+    );
+    if (!proofs.learn('token', tokenURL(), answer.headers['dpop-nonce'])) return answer;
+    return tokenCall(form, await proofs.proof(key, { server: 'token', method: 'POST', url: tokenURL() }), client);
   }
 
   /** A DPoP-bound client_credentials token of `svc` for `key`. */
@@ -95,14 +99,14 @@ describe('the DPoP harness: oidc-provider 9 with nonces required, and a resource
 
       const challenged = await tokenCall(
         { grant_type: 'client_credentials' },
-        await proofs.proof(key, { method: 'POST', url: tokenURL() }),
+        await proofs.proof(key, { server: 'token', method: 'POST', url: tokenURL() }),
       );
       expect(challenged.status).toBe(400);
       expect(challenged.data).toMatchObject({ error: 'use_dpop_nonce' });
-      expect(proofs.learn(tokenURL(), challenged.headers['dpop-nonce'])).toBe(true);
+      expect(proofs.learn('token', tokenURL(), challenged.headers['dpop-nonce'])).toBe(true);
       const answer = await tokenCall(
         { grant_type: 'client_credentials' },
-        await proofs.proof(key, { method: 'POST', url: tokenURL() }),
+        await proofs.proof(key, { server: 'token', method: 'POST', url: tokenURL() }),
       );
 
       expect(answer.status).toBe(200);
@@ -125,7 +129,7 @@ describe('the DPoP harness: oidc-provider 9 with nonces required, and a resource
       const proofs = new DpopProofs(Date.now);
       // A first token, which teaches the proofs the provider's nonce.
       expect((await provedCall({ grant_type: 'client_credentials' }, key, proofs)).status).toBe(200);
-      const proof = await proofs.proof(key, { method: 'POST', url: tokenURL() });
+      const proof = await proofs.proof(key, { server: 'token', method: 'POST', url: tokenURL() });
       const from = (await provider.tokenCalls()).length;
 
       const first = await tokenCall({ grant_type: 'client_credentials' }, proof);
@@ -201,7 +205,7 @@ describe('the DPoP harness: oidc-provider 9 with nonces required, and a resource
     /** Proofs that know the resource server's current nonce. */
     async function proofsWithNonce(clock: () => number = Date.now): Promise<DpopProofs> {
       const proofs = new DpopProofs(clock);
-      proofs.learn(resource.url, await resource.nonce());
+      proofs.learn('api', resource.url, await resource.nonce());
       return proofs;
     }
 
@@ -209,7 +213,7 @@ describe('the DPoP harness: oidc-provider 9 with nonces required, and a resource
     const proofFor = (
       proofs: DpopProofs,
       { signer = key, path = '/orders/1', method = 'GET', accessToken = token }: ProofOf = {},
-    ) => proofs.proof(signer, { method, url: `${resource.url}${path}`, accessToken });
+    ) => proofs.proof(signer, { server: 'api', method, url: `${resource.url}${path}`, accessToken });
 
     it('a proof without the nonce: 401 use_dpop_nonce with the nonce in DPoP-Nonce; with it, 200 for the token of the key', async () => {
       const proofs = new DpopProofs(Date.now);
@@ -218,7 +222,7 @@ describe('the DPoP harness: oidc-provider 9 with nonces required, and a resource
       const challenged = await request(await proofFor(proofs));
       expect(challenged.status).toBe(401);
       expect(challenged.headers['www-authenticate']).toBe('DPoP error="use_dpop_nonce", algs="ES256 EdDSA"');
-      expect(proofs.learn(resource.url, challenged.headers['dpop-nonce'])).toBe(true);
+      expect(proofs.learn('api', resource.url, challenged.headers['dpop-nonce'])).toBe(true);
       const accepted = await request(await proofFor(proofs, { path: '/orders/2?page=1', method: 'POST' }), {
         method: 'POST',
         path: '/orders/2?page=1',
@@ -293,7 +297,7 @@ describe('the DPoP harness: oidc-provider 9 with nonces required, and a resource
       const challenged = await request(await proofFor(proofs));
       expect(challenged.status).toBe(401);
       expect(challenged.headers['dpop-nonce']).toBe(rotated);
-      expect(proofs.learn(resource.url, challenged.headers['dpop-nonce'])).toBe(true);
+      expect(proofs.learn('api', resource.url, challenged.headers['dpop-nonce'])).toBe(true);
       expect((await request(await proofFor(proofs))).status).toBe(200);
 
       expect(countsSince(before, await resource.counts())).toEqual({ accepted: 1, refused: { use_dpop_nonce: 1 } });

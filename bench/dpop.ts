@@ -34,7 +34,12 @@ async function main(): Promise<void> {
   const proofs = new DpopProofs(Date.now);
   const keys = { ES256: await createDpopKey('ES256'), EdDSA: await createDpopKey('EdDSA') };
   const rigs = { bearer: await rig(undefined), ES256: await rig('ES256'), EdDSA: await rig('EdDSA') };
-  const target = { method: 'GET', url: 'https://api.example.com/orders/7?fields=id', accessToken: ACCESS };
+  const target = {
+    server: 'api',
+    method: 'GET',
+    url: 'https://api.example.com/orders/7?fields=id',
+    accessToken: ACCESS,
+  } as const;
 
   const bench = new Bench({ time: Number(process.env.BENCH_MS ?? 2_000), warmupTime: 300 });
   bench

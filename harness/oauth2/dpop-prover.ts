@@ -13,8 +13,8 @@ export function signInDpop(key: DpopKey, options: { proofs?: DpopProofs; jkt?: s
   return {
     jkt: options.jkt === null ? undefined : (options.jkt ?? key.thumbprint),
     proof: async ({ method, url, nonce }) => {
-      if (nonce !== undefined) proofs.learn(url, nonce);
-      return proofs.proof(key, { method, url });
+      if (nonce !== undefined) proofs.learn('token', url, nonce);
+      return proofs.proof(key, { server: 'token', method, url });
     },
   };
 }

@@ -35,6 +35,7 @@ export interface DpopProofTarget {
  */
 export function dpopProof(key: DpopKey, { method, url, accessToken, nonce }: DpopProofTarget): Promise<string> {
   const proofs = new DpopProofs(Date.now);
-  if (nonce !== undefined) proofs.learn(url, nonce);
-  return proofs.proof(key, { method, url, ...(accessToken !== undefined && { accessToken }) });
+  // One proof, for one server: the nonce given is that server's.
+  if (nonce !== undefined) proofs.learn('api', url, nonce);
+  return proofs.proof(key, { server: 'api', method, url, ...(accessToken !== undefined && { accessToken }) });
 }

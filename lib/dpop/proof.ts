@@ -1,12 +1,21 @@
 // DPoP proofs (RFC 9449, section 4): a JWS of `typ` dpop+jwt that carries the public JWK, signed by the account's
 // key for one request: its method (`htm`), its URL without query and fragment (`htu`), the time (`iat`), a fresh
-// `jti`, the server's latest `nonce` for the URL's origin, and, beside an access token, the token's hash (`ath`).
+// `jti`, the latest `nonce` the server (token service or API) gave at the URL's origin, and, beside an access token, the token's hash (`ath`).
 import { webCrypto } from '../support/web-crypto.js';
-import { base64UrlFromBytes, sha256Base64Url, WEB_CRYPTO } from './key.js';
+import { base64UrlFromBytes } from '../support/base64.js';
+import { sha256Base64Url, WEB_CRYPTO } from './key.js';
 import type { DpopKey } from './key.js';
 
-/** What a proof is for: the request's method and URL, and the access token it carries, if any. */
+/**
+ * Whose nonce a proof carries: the token service's (its login and token calls) or the API's (the app's requests). Each
+ * server gives its own, and one origin may serve both: each is kept apart, so that a renewal does not make every
+ * request after it carry the token service's nonce, and be challenged for the API's.
+ */
+export type Server = 'token' | 'api';
+
+/** What a proof is for: the server, the request's method and URL, and the access token it carries, if any. */
 export interface ProofTarget {
+  readonly server: Server;
   readonly method: string;
   readonly url: string;
   readonly accessToken?: string;
@@ -22,10 +31,10 @@ export class DpopProofs {
 
   constructor(private readonly clock: () => number) {}
 
-  /** A proof by `key` for `target`, with the nonce of its origin when a server gave one. */
+  /** A proof by `key` for `target`, with the nonce of its server at its origin when that server gave one. */
   async proof(key: DpopKey, target: ProofTarget): Promise<string> {
     const url = new URL(target.url);
-    const nonce = this.nonces.get(url.origin);
+    const nonce = this.nonces.get(place(target.server, target.url));
     url.search = '';
     url.hash = '';
     const header = { typ: 'dpop+jwt', alg: key.algorithm, jwk: key.publicJwk };
@@ -40,20 +49,20 @@ export class DpopProofs {
     return sign(key, `${segment(header)}.${segment(payload)}`);
   }
 
-  /** The latest nonce of `url`'s origin, which the next proof for it carries. */
-  nonceFor(url: string): string | undefined {
-    return this.nonces.get(new URL(url).origin);
+  /** The latest nonce of `server` at `url`'s origin, which the next proof for it carries. */
+  nonceFor(server: Server, url: string): string | undefined {
+    return this.nonces.get(place(server, url));
   }
 
   /**
-   * Keeps the `DPoP-Nonce` of an answer from `url`, the latest per origin; true when it is new, so that a refusal
-   * that asks for it (see {@link isNonceChallenge}) is worth one more try.
+   * Keeps the `DPoP-Nonce` of an answer of `server` from `url`, the latest per server and origin; true when it is
+   * new, so that a refusal that asks for it (see {@link isNonceChallenge}) is worth one more try.
    */
-  learn(url: string, nonce: unknown): boolean {
+  learn(server: Server, url: string, nonce: unknown): boolean {
     if (typeof nonce !== 'string' || nonce === '') return false;
-    const { origin } = new URL(url);
-    if (this.nonces.get(origin) === nonce) return false;
-    this.nonces.set(origin, nonce);
+    const at = place(server, url);
+    if (this.nonces.get(at) === nonce) return false;
+    this.nonces.set(at, nonce);
     return true;
   }
 
@@ -76,6 +85,11 @@ export function isNonceChallenge(status: number | undefined, wwwAuthenticate: un
   const rest = wwwAuthenticate.slice(start.index + start[0].length);
   const end = rest.search(/,\s*[A-Za-z][\w-]*\s+[A-Za-z][\w-]*\s*=/);
   return /(?:^|[\s,])error\s*=\s*"?use_dpop_nonce"?/i.test(end < 0 ? rest : rest.slice(0, end));
+}
+
+/** Where a nonce is kept: the server, at the URL's origin. */
+function place(server: Server, url: string): string {
+  return `${server} ${new URL(url).origin}`;
 }
 
 function segment(value: object): string {

@@ -8,6 +8,7 @@ import { TokenAuthError } from '../contract/errors.js';
 import { tokenTypeOf } from '../token-calls/parse.js';
 import { createDpopKey } from './key.js';
 import { DpopProofs, isNonceChallenge } from './proof.js';
+import type { Server } from './proof.js';
 
 /** What a request or a token call carries its proof for: the key, and the access token it carries, if any. */
 export interface DpopTarget {
@@ -39,27 +40,30 @@ export class DpopRuntime {
   }
 
   /**
-   * Sends `config` by `adapter` with a proof for `target` at `url`; a nonce asked for, once more with it, when its body
-   * can go again (`replayable`). The proof is for that one send: it leaves the config once the send is over, so that no
+   * Sends `config` by `adapter` with a proof for `target` at `url`, with the latest nonce of `server` there; a nonce
+   * asked for, once more with it, when its body can go again (`replayable`). The proof is for that one send: it leaves the config once the send is over, so that no
    * error or answer the app is given carries it.
    */
   async send(
     adapter: AxiosAdapter,
     config: InternalAxiosRequestConfig,
-    { target, url, replayable }: { target: DpopTarget; url: string; replayable: boolean },
+    { target, server, url, replayable }: { target: DpopTarget; server: Server; url: string; replayable: boolean },
   ): Promise<AxiosResponse> {
     const method = (config.method ?? 'get').toUpperCase();
     for (let tries = 1; ; tries += 1) {
-      const used = this.proofs.nonceFor(url);
-      config.headers.set('DPoP', await this.proofs.proof(target.key, { method, url, accessToken: target.accessToken }));
+      const used = this.proofs.nonceFor(server, url);
+      config.headers.set(
+        'DPoP',
+        await this.proofs.proof(target.key, { server, method, url, accessToken: target.accessToken }),
+      );
       try {
         const response = await adapter(config);
-        this.proofs.learn(url, header(response, 'dpop-nonce'));
+        this.proofs.learn(server, url, header(response, 'dpop-nonce'));
         return response;
       } catch (error) {
         const response = isAxiosError(error) ? error.response : undefined;
         const offered = response && header(response, 'dpop-nonce');
-        this.proofs.learn(url, offered);
+        this.proofs.learn(server, url, offered);
         // One more try when the answer asks for a nonce and gives one other than the proof carried: the requests
         // challenged at once all get the same nonce, and each goes once more with it.
         const challenge =

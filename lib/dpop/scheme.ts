@@ -11,6 +11,7 @@ import { pageAddress, requestURL } from '../support/url.js';
 import { callOf } from '../token-calls/client.js';
 import type { TokenScheme } from '../token-calls/scheme.js';
 import type { DpopRuntime, DpopTarget } from './runtime.js';
+import type { Server } from './proof.js';
 
 /** What the DPoP scheme is chosen with at attach. */
 export interface DpopChoice {
@@ -80,7 +81,7 @@ class Dpop implements TokenScheme {
     if (!made) {
       made = (config) => {
         const target = this.#targets.get(config);
-        return target ? this.#send(adapter, config, target) : adapter(config);
+        return target ? this.#send(adapter, config, target, 'api') : adapter(config);
       };
       this.#adapters.set(adapter, made);
     }
@@ -91,7 +92,7 @@ class Dpop implements TokenScheme {
   readonly callLayer = (next: AxiosAdapter): AxiosAdapter => {
     return (config) => {
       const key = callOf(config)?.binding?.dpopKey;
-      return key ? this.#send(next, config, { key }) : next(config);
+      return key ? this.#send(next, config, { key }, 'token') : next(config);
     };
   };
 
@@ -121,11 +122,15 @@ class Dpop implements TokenScheme {
       );
   }
 
-  /** Sends `config` by `adapter` with a proof for `target` (and once more for a nonce asked for). */
-  #send(adapter: AxiosAdapter, config: InternalAxiosRequestConfig, target: DpopTarget) {
+  /**
+   * Sends `config` by `adapter` with a proof for `target` (and once more for a nonce asked for), with the nonce of
+   * `server`, the token service or the API, which keep theirs apart even on one origin.
+   */
+  #send(adapter: AxiosAdapter, config: InternalAxiosRequestConfig, target: DpopTarget, server: Server) {
     return this.#load().then((runtime) =>
       runtime.send(adapter, config, {
         target,
+        server,
         url: new URL(requestURL(config) ?? '', pageAddress()).href,
         // A stream was consumed by the send: it cannot go once more for a nonce.
         replayable: !isStream(config.data),
