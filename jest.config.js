@@ -23,6 +23,7 @@ module.exports = {
     '^axios-token-keeper/presets$': '<rootDir>/lib/presets.ts',
     '^axios-token-keeper/otel$': '<rootDir>/lib/otel.ts',
     '^axios-token-keeper/dpop$': '<rootDir>/lib/dpop/index.ts',
+    '^axios-token-keeper/client-auth$': '<rootDir>/lib/client-auth/index.ts',
     ...(axiosPackage ? { '^axios$': join(axiosPackage, 'dist', 'node', 'axios.cjs') } : {}),
   },
   testTimeout: 20000,

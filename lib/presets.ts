@@ -12,12 +12,20 @@
 import { base64FromUtf8 } from './support/base64.js';
 import { DEFAULTS } from './options/defaults.js';
 import type { TokenAuthOptions } from './contract/options.js';
-import type { Credentials } from './contract/calls.js';
+import type { Credentials, LogoutRequest } from './contract/calls.js';
+import type { ClientAuthMethod } from './contract/client-auth.js';
 
 /** The options a preset sets. */
 export type PresetOptions = Pick<
   TokenAuthOptions,
-  'loginPath' | 'tokenPath' | 'loginRequest' | 'refreshRequest' | 'credentials' | 'tokenBudget'
+  | 'loginPath'
+  | 'tokenPath'
+  | 'loginRequest'
+  | 'refreshRequest'
+  | 'credentials'
+  | 'tokenBudget'
+  | 'clientAuthentication'
+  | 'logoutRequest'
 >;
 
 /** Paths of {@link simpleJwt}. */
@@ -54,16 +62,33 @@ export interface OAuth2ClientOptions {
   tokenPath: string;
   /** The client's id. */
   clientId: string;
-  /** The client's secret; none for a public client. Masked in errors and events. */
+  /**
+   * The client's secret; none for a public client, or one that proves itself by its key or certificate. Masked in
+   * errors and events.
+   */
   clientSecret?: string;
   /** The scopes to ask for, space-separated. */
   scope?: string;
   /**
-   * How the client authenticates (RFC 6749 §2.3.1): `'basic'`, an `Authorization: Basic` header, the method every
-   * server must support; `'body'`, `client_id` and `client_secret` in the form.
+   * How the client authenticates: `'basic'`, an `Authorization: Basic` header, the method every server must support
+   * (RFC 6749 §2.3.1); `'body'`, `client_id` and `client_secret` in the form; or a method of
+   * `axios-token-keeper/client-auth`: `privateKeyJwt({ key })`, `clientSecretJwt()` (with `clientSecret`),
+   * `tlsClientAuth()`. See docs/client-authentication.md.
    * @default 'basic'
    */
-  clientAuthentication?: 'basic' | 'body';
+  clientAuthentication?: 'basic' | 'body' | ClientAuthMethod;
+  /**
+   * The revocation endpoint (RFC 7009), relative to `authBaseURL`, such as `'/oauth2/revoke'`: `auth.logout()` revokes
+   * the refresh token, then the access token, each in one call with the client's authentication. A refusal is reported
+   * (`auth.logout()` rejects, after the tokens are dropped here).
+   */
+  revocationPath?: string;
+  /**
+   * With `revocationPath`: revoke the access token too, not only the refresh token (a server that revokes only refresh
+   * tokens answers `unsupported_token_type`: set false for it).
+   * @default true
+   */
+  revokeAccessToken?: boolean;
 }
 
 /**
@@ -72,11 +97,20 @@ export interface OAuth2ClientOptions {
  * each renewal is a login, it allows as many logins in the budget's window as token calls (30 an hour).
  */
 export function oauth2ClientCredentials(client: OAuth2ClientOptions): PresetOptions {
-  if (typeof client?.clientSecret !== 'string' || client.clientSecret === '')
-    throw new TypeError("axios-token-keeper/presets: the client_credentials grant needs the client's `clientSecret`.");
+  const method = typeof client?.clientAuthentication === 'object' ? client.clientAuthentication : undefined;
+  const withSecret = method === undefined || method.method === 'client_secret_jwt';
+  if (withSecret && (typeof client?.clientSecret !== 'string' || client.clientSecret === ''))
+    throw new TypeError(
+      "axios-token-keeper/presets: the client_credentials grant needs the client's `clientSecret`, or a `clientAuthentication` of its key or certificate (`privateKeyJwt()`, `tlsClientAuth()`).",
+    );
   return {
     ...oauth2Client(client, () => ({ grant_type: 'client_credentials' })),
-    credentials: { username: client.clientId, password: client.clientSecret },
+    // The grant sends no password: with a key or a certificate, these credentials only let the plugin log in, and the
+    // login never sends them (nor masks more than this name of the method).
+    credentials: {
+      username: client.clientId,
+      password: withSecret ? client.clientSecret! : `${method.method}:${client.clientId}`,
+    },
     // Each renewal is a login here: allow logins at the rate other services are allowed token calls.
     tokenBudget: { logins: DEFAULTS.tokenBudget.refreshes },
   };
@@ -94,21 +128,35 @@ function oauth2Client(
   client: OAuth2ClientOptions,
   grant: (credentials: Credentials) => Record<string, string>,
 ): PresetOptions {
-  const { tokenPath, clientId, clientSecret, scope, clientAuthentication = 'basic' } = client;
+  const { tokenPath, clientId, clientSecret, scope, clientAuthentication = 'basic', revocationPath } = client;
   if (typeof tokenPath !== 'string' || tokenPath === '' || typeof clientId !== 'string' || clientId === '')
     throw new TypeError('axios-token-keeper/presets: an OAuth2 client needs a `tokenPath` and a `clientId`.');
-  // The form's client fields, or the header, by the method chosen; a public client sends its id in the form.
-  const inForm = clientAuthentication === 'body' || clientSecret === undefined;
+  const method = typeof clientAuthentication === 'object' ? clientAuthentication : undefined;
+  if (method === undefined && clientAuthentication !== 'basic' && clientAuthentication !== 'body')
+    throw new TypeError(
+      "axios-token-keeper/presets: `clientAuthentication` must be 'basic', 'body' or a method of axios-token-keeper/client-auth (`privateKeyJwt({ key })`, `clientSecretJwt()`, `tlsClientAuth()`).",
+    );
+  if (revocationPath !== undefined && (typeof revocationPath !== 'string' || revocationPath === ''))
+    throw new TypeError(
+      "axios-token-keeper/presets: `revocationPath` must be the revocation endpoint's path, such as `/oauth2/revoke`.",
+    );
+  // The form's client fields, or the header, by the method chosen; a public client, and one that proves itself by an
+  // assertion or a certificate, sends its id in the form (and its secret, if any, never).
+  const inForm = method !== undefined || clientAuthentication === 'body' || clientSecret === undefined;
+  const clientFields = (body: URLSearchParams): URLSearchParams => {
+    if (inForm) body.set('client_id', clientId);
+    if (inForm && method === undefined && clientSecret !== undefined) body.set('client_secret', clientSecret);
+    return body;
+  };
   const form = (fields: Record<string, string>): URLSearchParams => {
     const body = new URLSearchParams(fields);
     if (scope !== undefined && fields.grant_type !== 'refresh_token') body.set('scope', scope);
-    if (inForm) body.set('client_id', clientId);
-    if (inForm && clientSecret !== undefined) body.set('client_secret', clientSecret);
-    return body;
+    return clientFields(body);
   };
   const headers: Record<string, string> = inForm
     ? {}
     : { Authorization: `Basic ${base64FromUtf8(`${formEncode(clientId)}:${formEncode(clientSecret ?? '')}`)}` };
+  const revokeAccess = client.revokeAccessToken !== false;
   return {
     loginPath: tokenPath,
     tokenPath,
@@ -116,6 +164,22 @@ function oauth2Client(
     refreshRequest: (refreshToken) => ({
       data: form({ grant_type: 'refresh_token', ...(refreshToken === '' ? {} : { refresh_token: refreshToken }) }),
       headers,
+    }),
+    ...(method && { clientAuthentication: { method, clientId, clientSecret } }),
+    ...(revocationPath !== undefined && {
+      // RFC 7009 §2.1: one call per token, the refresh token first (revoking it may end the grant, and its access
+      // tokens, at once), each with the client's authentication.
+      logoutRequest: (pair) => {
+        const revoke = (token: string, hint: string): LogoutRequest => ({
+          path: revocationPath,
+          data: clientFields(new URLSearchParams({ token, token_type_hint: hint })),
+          headers,
+        });
+        return [
+          ...(pair?.refresh ? [revoke(pair.refresh, 'refresh_token')] : []),
+          ...(pair && revokeAccess ? [revoke(pair.access, 'access_token')] : []),
+        ];
+      },
     }),
   };
 }

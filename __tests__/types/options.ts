@@ -34,6 +34,7 @@ expectTypeOf<keyof TokenAuthOptions>().toEqualTypeOf<
   | 'parseTokens'
   | 'applyToken'
   | 'dpop'
+  | 'clientAuthentication'
   | 'isTokenRejected'
   | 'accessTokenLifetimeMs'
   | 'expiryMarginMs'
@@ -65,7 +66,11 @@ expectTypeOf<TokenCallRequest>().toEqualTypeOf<{
   withCredentials?: boolean;
 }>();
 expectTypeOf<TokenAuthOptions['logoutRequest']>().toEqualTypeOf<
-  ((pair: TokenPair | null, account: string | undefined) => LogoutRequest | null | undefined) | undefined
+  | ((
+      pair: TokenPair | null,
+      account: string | undefined,
+    ) => LogoutRequest | readonly LogoutRequest[] | null | undefined)
+  | undefined
 >();
 expectTypeOf<LogoutRequest>().toEqualTypeOf<{
   path: string;

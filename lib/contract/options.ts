@@ -1,6 +1,7 @@
 import type { AxiosError, InternalAxiosRequestConfig } from 'axios';
 import type { TokenPair, TokenStore } from './store.js';
 import type { DpopOptions } from './dpop.js';
+import type { ClientAuthentication } from './client-auth.js';
 import type {
   Credentials,
   CredentialsSource,
@@ -85,7 +86,8 @@ export interface TokenAuthOptions {
   refreshTokenInCookie?: boolean;
   /**
    * Tells the server of `auth.logout()`: a `POST` to `path` under `authBaseURL`, made once (no retry, `tokenTimeoutMs`),
-   * with what it returns, after the tokens are dropped here; return nothing to skip it. `pair` is the pair that was
+   * with what it returns, after the tokens are dropped here; return nothing to skip it, or several calls to make each
+   * once, in order (a revocation per token: the OAuth2 presets' `revocationPath` does so). `pair` is the pair that was
    * held, or null (with the refresh token in a cookie, the cookie is what the server ends). Whatever it sends is
    * masked in errors and events; it spends no `tokenBudget`.
    * @default none: the server is not told
@@ -95,7 +97,10 @@ export interface TokenAuthOptions {
    * logoutRequest: () => ({ path: '/api/auth/logout/', withCredentials: true })
    * logoutRequest: (pair) => pair?.refresh ? { path: '/oauth/revoke', data: new URLSearchParams({ token: pair.refresh }) } : undefined
    */
-  logoutRequest?: (pair: TokenPair | null, account: string | undefined) => LogoutRequest | null | undefined;
+  logoutRequest?: (
+    pair: TokenPair | null,
+    account: string | undefined,
+  ) => LogoutRequest | readonly LogoutRequest[] | null | undefined;
   /**
    * Reads the tokens out of a 200 answer of the login or token call; returns undefined when there is no
    * access token (the plugin then fails with `TOKEN_RESPONSE_INVALID`).
@@ -131,6 +136,16 @@ export interface TokenAuthOptions {
    * @default false
    */
   dpop?: boolean | DpopOptions;
+  /**
+   * How the OAuth2 client proves who it is on its login, token and logout calls, beyond a secret: a signed assertion
+   * (`private_key_jwt`, `client_secret_jwt`) made fresh for each attempt, or its TLS certificate (`tls_client_auth`).
+   * The OAuth2 presets set it from their own `clientAuthentication`; see docs/client-authentication.md.
+   *
+   * @example
+   * import { privateKeyJwt } from 'axios-token-keeper/client-auth';
+   * attachTokenAuth(api, { ...oauth2ClientCredentials({ tokenPath: '/oauth2/token', clientId, clientAuthentication: privateKeyJwt({ key }) }) });
+   */
+  clientAuthentication?: ClientAuthentication;
   /**
    * Whether an error of a request that carried the token means the token was refused, so that a renewal and a
    * replay may cure it. Use it for a service that answers 403 to an expired token.

@@ -21,6 +21,7 @@ const OPTION_NAMES = {
   parseTokens: true,
   applyToken: true,
   dpop: true,
+  clientAuthentication: true,
   isTokenRejected: true,
   accessTokenLifetimeMs: true,
   expiryMarginMs: true,

@@ -4,6 +4,7 @@ import { parseTokenBody } from '../token-calls/parse.js';
 import type { TokenStore } from '../contract/store.js';
 import type { TokenAuthOptions } from '../contract/options.js';
 import type { TokenScheme } from '../token-calls/scheme.js';
+import type { ClientAuthLayer } from '../contract/client-auth.js';
 import type { CredentialsSource, TokenBudgetLimits, TokenCallRequest } from '../contract/calls.js';
 
 /**
@@ -81,10 +82,13 @@ export type ResolvedOptions = Required<
     | 'logoutRequest'
     | 'accountOf'
     | 'dpop'
+    | 'clientAuthentication'
   >
 > & {
   /** How a pair goes on the wire: Bearer through `applyToken`, or DPoP with `dpop`. Chosen once, at attach. */
   scheme: TokenScheme;
+  /** The client authentication set up for the token calls' URL, if `clientAuthentication` was given. */
+  clientAuth?: ClientAuthLayer | undefined;
   accountOf?: TokenAuthOptions['accountOf'];
   credentials?: CredentialsSource;
   loginRequest?: TokenAuthOptions['loginRequest'];

@@ -1,12 +1,13 @@
 // The options as attach resolves them: the user's over DEFAULTS, checked (checks.ts), with what derives from them.
 import type { AxiosInstance } from 'axios';
-import { originOf } from '../support/url.js';
+import { originOf, requestURL } from '../support/url.js';
 import type { TokenAuthOptions } from '../contract/options.js';
-import { checkedAuthBaseURL, checkKinds, checkValues, resolveBudget } from './checks.js';
+import { checkedAuthBaseURL, checkKinds, checkValues, fail, resolveBudget } from './checks.js';
 import { dpopScheme } from '../dpop/scheme.js';
 import { bearer } from '../token-calls/scheme.js';
 import { DEFAULTS } from './defaults.js';
 import type { ResolvedOptions } from './defaults.js';
+import type { ClientAuthentication, ClientAuthLayer } from '../contract/client-auth.js';
 
 /** Merges the user's options over {@link DEFAULTS} and checks them, so that bad input fails at attach time. */
 export function resolveOptions(instance: AxiosInstance, options: TokenAuthOptions): ResolvedOptions {
@@ -30,6 +31,11 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
     scheme:
       dpopScheme({ dpop: defined.dpop, applyToken: defined.applyToken, store: defined.store, clock: merged.clock }) ??
       bearer(merged.applyToken),
+    clientAuth: clientAuthOf(
+      instance,
+      defined.clientAuthentication,
+      requestURL({ baseURL: authBaseURL, url: merged.tokenPath }),
+    ),
     authBaseURL,
     authBaseURLFromBaseURL: merged.authBaseURL === undefined,
     // Without `origins`, the instance's baseURL is read as each request goes: only authBaseURL's is fixed.
@@ -42,4 +48,19 @@ export function resolveOptions(instance: AxiosInstance, options: TokenAuthOption
         ? (lifetimeMs) => Math.max(0, Math.min(DEFAULTS.expiryMarginMs, lifetimeMs / 10))
         : () => explicitMarginMs,
   };
+}
+
+/** `clientAuthentication` checked, and its method set up for the client and the token endpoint at `tokenURL`. */
+function clientAuthOf(
+  instance: AxiosInstance,
+  given: ClientAuthentication | undefined,
+  tokenURL: string | undefined,
+): ClientAuthLayer | undefined {
+  if (given === undefined) return undefined;
+  const { method, clientId, clientSecret } = given as Partial<ClientAuthentication>;
+  if (typeof method?.setUp !== 'function' || typeof clientId !== 'string' || clientId === '')
+    fail(
+      '`clientAuthentication` must be { method, clientId }, its method made by axios-token-keeper/client-auth (such as `privateKeyJwt({ key })`); the OAuth2 presets set it from their own `clientAuthentication`.',
+    );
+  return method.setUp({ clientId, clientSecret, tokenURL: tokenURL ?? '', httpsAgent: instance.defaults?.httpsAgent });
 }

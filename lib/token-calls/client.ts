@@ -13,6 +13,7 @@ import type { Operation } from './failure.js';
 import { retryCalls } from './retries.js';
 import { basicSecrets, secretsIn, stringsIn } from './secrets.js';
 import type { Credentials, LogoutRequest, ParsedTokens } from '../contract/calls.js';
+import type { ClientAuthLayer } from '../contract/client-auth.js';
 
 /**
  * What a call of the private instance is for, on its config under a string key, which every axios version's config
@@ -43,6 +44,8 @@ export interface CallOf {
   readonly operation: Operation;
   readonly gate: CallGate | undefined;
   readonly binding: Binding | undefined;
+  /** Masks `value`, which a layer put on the attempt (an assertion), in whatever error the call fails with. */
+  secret(value: string): void;
 }
 
 /** What `config`, a call of the private instance as a call layer sees it, is for. */
@@ -73,6 +76,8 @@ export interface TokenCallOptions {
   tokenRetryDelayMs: number;
   /** The token scheme: what it lays over each call, and the answers it can use. */
   scheme: Pick<TokenScheme, 'callLayer' | 'checkAnswer'>;
+  /** The client authentication, if any: its layer over each call, and its secrets, masked in every failure. */
+  clientAuth?: ClientAuthLayer | undefined;
 }
 
 /**
@@ -91,7 +96,10 @@ export class TokenClient {
       // A token answer is a few hundred bytes; a huge one is a fault, not something to hold in memory.
       maxContentLength: MAX_ANSWER_BYTES,
       headers: { Accept: 'application/json' },
-      adapter: bounded(layered(getAdapter(axios.defaults.adapter), options.scheme.callLayer), options.tokenTimeoutMs),
+      adapter: bounded(
+        layered(getAdapter(axios.defaults.adapter), options.scheme.callLayer, options.clientAuth?.layer),
+        options.tokenTimeoutMs,
+      ),
     });
     // axios.create() copies axios.defaults, and an application may have put its own Authorization there.
     for (const headers of Object.values(this.http.defaults.headers) as Array<Record<string, unknown>>) {
@@ -184,21 +192,30 @@ export class TokenClient {
   }
 
   /**
-   * The logout call `logoutRequest` makes of `pair` (the pair held, or null), if it makes one: once, never retried,
-   * outside the budget (it generates no token); `context.gate` counts it.
+   * The logout calls `logoutRequest` makes of `pair` (the pair held, or null), if it makes any (a revocation makes one
+   * per token): each once, in order, never retried, outside the budget (they generate no token); `context.gate` counts
+   * them. One that fails does not keep the next from going; the first failure is thrown once all have gone.
    */
   async logout(pair: TokenPair | null, { account, gate }: CallContext): Promise<void> {
     const tokens = [pair?.access, pair?.refresh].filter((token): token is string => token !== undefined);
-    let request: LogoutRequest | null | undefined;
+    let made: LogoutRequest | readonly LogoutRequest[] | null | undefined;
     try {
-      request = this.options.logoutRequest?.(pair, account);
+      made = this.options.logoutRequest?.(pair, account);
     } catch (error) {
       throw error instanceof Error ? new Mask(tokens).copy(error) : error;
     }
-    if (!request) return;
-    const { path: url, data, headers, params, withCredentials = this.options.refreshTokenInCookie } = request;
-    const secrets = [...tokens, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
-    await this.send('logout', { url, data, headers, params, withCredentials }, secrets, { gate, binding: undefined });
+    const requests = (Array.isArray(made) ? made : [made]) as Array<LogoutRequest | null | undefined>;
+    let failed: { error: unknown } | undefined;
+    for (const request of requests) {
+      if (!request) continue;
+      const { path: url, data, headers, params, withCredentials = this.options.refreshTokenInCookie } = request;
+      const secrets = [...tokens, ...secretsIn(data), ...secretsIn(headers), ...secretsIn(params)];
+      const config = { url, data, headers, params, withCredentials };
+      await this.send('logout', config, secrets, { gate, binding: undefined }).catch((error: unknown) => {
+        failed ??= { error };
+      });
+    }
+    if (failed) throw failed.error;
   }
 
   /** Sends a call of `operation` and gives its answer; a failure as the TokenAuthError that names it. */
@@ -210,9 +227,11 @@ export class TokenClient {
   ): Promise<{ body: unknown; status: number }> {
     /** What the gate threw: the call fails with it as it is. */
     let refused: { error: unknown } | undefined;
+    const masked = [...sent, ...(this.options.clientAuth?.secrets ?? [])];
     const call: CallOf = {
       operation,
       binding,
+      secret: (value) => masked.push(value),
       // A call the gate refuses throws here, before it leaves, and is no attempt; nor is any retry after it.
       gate: gate && {
         pass(name) {
@@ -242,7 +261,7 @@ export class TokenClient {
         timeoutMs: this.options.tokenTimeoutMs,
         fromBaseURL: this.fromBaseURL(),
       };
-      throw callFailure(place, error, sent);
+      throw callFailure(place, error, masked);
     }
   }
 
