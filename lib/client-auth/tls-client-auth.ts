@@ -61,10 +61,13 @@ export function tlsClientAuth(options: TlsClientAuthOptions = {}): ClientAuthMet
         );
       if (cert === undefined && pfx === undefined)
         fail('the `httpsAgent` holds no client certificate: make it with `cert` and `key` (or `pfx`).');
+      // The agent itself, not its certificate copied: its `ca` may be what trusts the token service.
       const layer =
         (next: AxiosAdapter): AxiosAdapter =>
-        (config) =>
-          next({ ...config, httpsAgent: agent });
+        (config) => {
+          config.httpsAgent = agent;
+          return next(config);
+        };
       return { layer, secrets: [] };
     },
   };
