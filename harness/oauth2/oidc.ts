@@ -29,7 +29,7 @@ export interface OidcClientMetadata {
    * TLS ones need the provider's `tls`.
    * @default 'client_secret_basic'
    */
-  token_endpoint_auth_method?: Exclude<ClientAuthMethod, 'none'> | 'none';
+  token_endpoint_auth_method?: ClientAuthMethod;
   /** The one algorithm its assertions may be signed with (private_key_jwt, client_secret_jwt); any the provider takes when absent. */
   token_endpoint_auth_signing_alg?: string;
   /** Its public keys: what private_key_jwt assertions are verified by, and self_signed_tls_client_auth's certificates (`x5c`). */
