@@ -134,13 +134,3 @@ export async function startMtlsResourceServer(options: {
       }),
   };
 }
-
-/** What the resource server counted since `before` (a copy of its counts): the refusals that did not move left out. */
-export function mtlsCountsSince(before: MtlsResourceCounts, after: MtlsResourceCounts): MtlsResourceCounts {
-  const refused: MtlsResourceCounts['refused'] = {};
-  for (const [reason, count] of Object.entries(after.refused) as Array<[MtlsRefusal, number]>) {
-    const moved = count - (before.refused[reason] ?? 0);
-    if (moved > 0) refused[reason] = moved;
-  }
-  return { accepted: after.accepted - before.accepted, refused };
-}
