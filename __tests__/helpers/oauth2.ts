@@ -1,5 +1,7 @@
 // What the tests of the plugin against real OAuth2 servers (interop-oauth2-*.test.ts) share: whom the API saw behind
-// each request, the token calls since a point, the answer an error keeps, and a secret in every spelling it travels in.
+// each request, the token calls since a point, the answer an error keeps, and a secret or a private key in every
+// spelling it travels in.
+import type { KeyObject } from 'node:crypto';
 import type { TokenCall } from '../../harness/oauth2/token-call.js';
 import { basicOf, formEncoded, pairSpellings, spellingsOf } from './scan-secrets.js';
 import type { Secret } from './scan-secrets.js';
@@ -35,4 +37,32 @@ export function answerOf(error: unknown): unknown {
 /** What the token calls after the first `from` were, as the server recorded them. */
 export function since(calls: TokenCall[], from: number): TokenCall[] {
   return calls.slice(from);
+}
+
+/** Shorter than this, a line of Base64 could be found in any text by chance. */
+const SHORTEST_PEM_LINE = 16;
+
+/** The private members of a JWK: EC's and OKP's `d`, and RSA's `d` and CRT parameters (RFC 7518 §6.2.2, §6.3.2). */
+const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi'] as const;
+
+/**
+ * A client's private key in each form a user hands it over in, whichever form the test gave it in, and every
+ * spelling a transport gives each part: its PKCS#8 PEM whole, the PEM's Base64 body on one line and each of its
+ * lines (but a last one too short to tell from chance), and each private member of its JWK.
+ */
+export function privateKeySecrets(name: string, key: KeyObject): Secret[] {
+  const pem = key.export({ type: 'pkcs8', format: 'pem' }) as string;
+  const lines = pem.split('\n').filter((line) => !line.startsWith('-----'));
+  const body = lines.join('');
+  const jwk = key.export({ format: 'jwk' }) as Record<string, unknown>;
+  return [
+    ...spellingsOf(`${name} (PKCS#8 PEM)`, pem),
+    ...spellingsOf(`${name} (PEM body)`, body),
+    ...lines
+      .filter((line) => line.length >= SHORTEST_PEM_LINE)
+      .flatMap((line, index) => spellingsOf(`${name} (PEM line ${index + 1})`, line)),
+    ...PRIVATE_JWK_MEMBERS.filter((member) => typeof jwk[member] === 'string').flatMap((member) =>
+      spellingsOf(`${name} (JWK member ${member})`, jwk[member] as string),
+    ),
+  ];
 }

@@ -3,6 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import axios from 'axios';
 import type { AxiosInstance, AxiosResponse } from 'axios';
+import { assertionForm } from './assertion.js';
 import { basic } from './client-auth.js';
 import type { ClientAuth, TokenAnswer } from './client-auth.js';
 
@@ -23,8 +24,14 @@ export interface SignInDpop {
   jkt?: string | undefined;
 }
 
-/** The client that signs in: its credentials and its registered redirect URI. */
-export type SignInClient = ClientAuth & { redirectUri: string };
+/**
+ * The client that signs in: its id, its registered redirect URI, and how its code exchange authenticates: with its
+ * secret (client_secret_basic), or with `assertion`, which makes a new client assertion for each call (private_key_jwt,
+ * client_secret_jwt; see assertion.ts).
+ */
+export type SignInClient = { clientId: string; redirectUri: string } & (
+  Pick<ClientAuth, 'clientSecret'> | { assertion: () => string }
+);
 
 /**
  * A user's sign-in through the authorization code flow with PKCE, as a browser would go through it: the provider's
@@ -129,10 +136,16 @@ async function exchangeCode(
   let nonce: string | undefined;
   for (let attempt = 1; ; attempt += 1) {
     const proof = dpop && (await dpop.proof({ method: 'POST', url, nonce }));
-    const answer = await axios.post<TokenAnswer & { error?: string }>(url, new URLSearchParams(form), {
-      headers: { Authorization: basic(client), ...(proof && { DPoP: proof }) },
-      validateStatus: () => true,
-    });
+    // An assertion is spent by the call it goes with: each attempt signs its own.
+    const authentication =
+      'assertion' in client
+        ? { form: assertionForm(client.assertion()), headers: {} }
+        : { form: {}, headers: { Authorization: basic(client) } };
+    const answer = await axios.post<TokenAnswer & { error?: string }>(
+      url,
+      new URLSearchParams({ ...form, ...authentication.form }),
+      { headers: { ...authentication.headers, ...(proof && { DPoP: proof }) }, validateStatus: () => true },
+    );
     const offered = answer.headers['dpop-nonce'] as unknown;
     if (proof && attempt === 1 && answer.data?.error === 'use_dpop_nonce' && typeof offered === 'string') {
       nonce = offered;
