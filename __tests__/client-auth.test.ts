@@ -200,8 +200,8 @@ describe('privateKeyJwt: a fresh assertion signed by the client key on every cal
     expect(token.forms.map((form) => form.getAll('client_assertion').length)).toEqual([1, 1, 1, 1]);
   });
 
-  it('`audience` replaces the token endpoint in `aud` (a provider that wants its issuer)', async () => {
-    const keys = await keysOf('ES256');
+  it('`audience` replaces the token endpoint in `aud` (a provider that wants its issuer), and `header` adds to the header (Entra’s certificate thumbprint)', async () => {
+    const keys = await keysOf('RS256');
     const token = route('/oauth2/token', tokens);
     resources();
     const { api } = attach({
@@ -209,13 +209,18 @@ describe('privateKeyJwt: a fresh assertion signed by the client key on every cal
       ...oauth2ClientCredentials({
         tokenPath: '/oauth2/token',
         clientId: 'svc',
-        clientAuthentication: privateKeyJwt({ key: keys.cryptoKey, audience: 'https://issuer.test' }),
+        clientAuthentication: privateKeyJwt({
+          key: keys.cryptoKey,
+          audience: 'https://issuer.test/',
+          header: { x5t: 'hOBcHZi846VCHSJbFAs26Go9VTQ' },
+        }),
       }),
     });
 
     await api.get('/orders');
 
-    await verifiedAssertion(token.forms[0]!, keys, 'svc', 'https://issuer.test');
+    const { header } = await verifiedAssertion(token.forms[0]!, keys, 'svc', 'https://issuer.test/');
+    expect(header).toEqual({ alg: 'RS256', typ: 'JWT', x5t: 'hOBcHZi846VCHSJbFAs26Go9VTQ' });
   });
 
   it('refuses at construction what cannot sign, naming the fix and never the key', async () => {
@@ -233,6 +238,8 @@ describe('privateKeyJwt: a fresh assertion signed by the client key on every cal
       [{ key: rsa.publicKey }, /must be the private key/],
       [{ key: rsa.jwk, kid: '' }, /`kid` must be/],
       [{ key: rsa.jwk, audience: 7 }, /`audience` must be/],
+      [{ key: rsa.jwk, header: { alg: 'none' } }, /`header.alg` is set by privateKeyJwt itself/],
+      [{ key: rsa.jwk, header: { x5t: 1 } }, /`header.x5t` must be a string, got a number/],
       [{ key: 42 }, /`key` must be a CryptoKey, a private JWK or PKCS#8 PEM text, got a number/],
     ];
     for (const [options, message] of refusals) {
@@ -400,6 +407,27 @@ describe('presets: the client fields each method sends', () => {
     const { data, headers } = options.loginRequest!({ username: 'svc', password: 'unused' }, undefined);
     expect(String(data)).toBe('grant_type=client_credentials&client_id=svc');
     expect(headers).toEqual({});
+  });
+
+  it('`grantParams` go in the login’s form (Auth0’s `audience`), not in the token call’s', () => {
+    const options = oauth2ClientCredentials({
+      tokenPath: '/t',
+      clientId: 'svc',
+      clientSecret: CLIENT_SECRET,
+      clientAuthentication: 'body',
+      grantParams: { audience: 'https://orders.example.com' },
+    });
+    const login = options.loginRequest!({ username: 'svc', password: CLIENT_SECRET }, undefined);
+    expect(Object.fromEntries(login.data as URLSearchParams)).toEqual({
+      audience: 'https://orders.example.com',
+      grant_type: 'client_credentials',
+      client_id: 'svc',
+      client_secret: CLIENT_SECRET,
+    });
+    expect(String(options.refreshRequest!('ref-1', undefined).data)).not.toContain('audience');
+    expect(() => oauth2Password({ tokenPath: '/t', clientId: 'svc', grantParams: { audience: 1 } as never })).toThrow(
+      /`grantParams` must be an object of strings/,
+    );
   });
 
   it('refuses a `clientAuthentication` that is no method, and a blank `revocationPath`', () => {

@@ -70,6 +70,10 @@ export interface OAuth2ClientOptions {
   /** The scopes to ask for, space-separated. */
   scope?: string;
   /**
+   * More fields of the login's form (the grant): Auth0's `audience` (the API's identifier), RFC 8707's `resource`.
+   */
+  grantParams?: Record<string, string>;
+  /**
    * How the client authenticates: `'basic'`, an `Authorization: Basic` header, the method every server must support
    * (RFC 6749 §2.3.1); `'body'`, `client_id` and `client_secret` in the form; or a method of
    * `axios-token-keeper/client-auth`: `privateKeyJwt({ key })`, `clientSecretJwt()` (with `clientSecret`),
@@ -153,6 +157,15 @@ function oauth2Client(
     if (scope !== undefined && fields.grant_type !== 'refresh_token') body.set('scope', scope);
     return clientFields(body);
   };
+  const grantParams = client.grantParams ?? {};
+  if (
+    typeof grantParams !== 'object' ||
+    grantParams === null ||
+    Object.values(grantParams).some((value) => typeof value !== 'string')
+  )
+    throw new TypeError(
+      'axios-token-keeper/presets: `grantParams` must be an object of strings, such as { audience }.',
+    );
   const headers: Record<string, string> = inForm
     ? {}
     : { Authorization: `Basic ${base64FromUtf8(`${formEncode(clientId)}:${formEncode(clientSecret ?? '')}`)}` };
@@ -160,7 +173,7 @@ function oauth2Client(
   return {
     loginPath: tokenPath,
     tokenPath,
-    loginRequest: (credentials) => ({ data: form(grant(credentials)), headers }),
+    loginRequest: (credentials) => ({ data: form({ ...grantParams, ...grant(credentials) }), headers }),
     refreshRequest: (refreshToken) => ({
       data: form({ grant_type: 'refresh_token', ...(refreshToken === '' ? {} : { refresh_token: refreshToken }) }),
       headers,

@@ -15,6 +15,8 @@ export const ASSERTION_LIFETIME_SEC = 55;
 export interface AssertionKey {
   readonly alg: string;
   readonly kid?: string | undefined;
+  /** More members of the header (a certificate's thumbprint). */
+  readonly header?: Readonly<Record<string, string>>;
   sign(input: Uint8Array<ArrayBuffer>): Promise<ArrayBuffer>;
 }
 
@@ -44,7 +46,12 @@ export function assertionLayer(
       iat,
       exp: iat + ASSERTION_LIFETIME_SEC,
     };
-    const header = { alg: signer.alg, typ: 'JWT', ...(signer.kid !== undefined && { kid: signer.kid }) };
+    const header = {
+      ...signer.header,
+      alg: signer.alg,
+      typ: 'JWT',
+      ...(signer.kid !== undefined && { kid: signer.kid }),
+    };
     const input = `${segment(header)}.${segment(claims)}`;
     const assertion = `${input}.${base64UrlFromBytes(new Uint8Array(await signer.sign(new TextEncoder().encode(input))))}`;
     callOf(config)?.secret(assertion);

@@ -27,6 +27,11 @@ export interface PrivateKeyJwtOptions {
   kid?: string;
   /** The assertion's `aud`. @default the token endpoint's URL; some providers want their issuer */
   audience?: string;
+  /**
+   * More members of the assertion's header, by which a provider finds the key: Microsoft Entra wants the certificate's
+   * thumbprint, `{ x5t }` (SHA-1, with RS256) or `{ 'x5t#S256': … }` (with PS256). Not `alg` or `typ`.
+   */
+  header?: Record<string, string>;
 }
 
 /** WebCrypto's names for each algorithm: to import a key, and to sign with it. */
@@ -93,11 +98,19 @@ export function privateKeyJwt(options: PrivateKeyJwtOptions): ClientAuthMethod {
   if (kid !== undefined && (typeof kid !== 'string' || kid === ''))
     fail(`\`kid\` must be the key's id at the provider (a non-empty string), got ${kindOf(kid)}.`);
   const audience = checkedAudience('privateKeyJwt', options.audience);
+  const header = options.header ?? {};
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    fail(`\`header\` must be an object of the header's members, such as { x5t }, got ${kindOf(header)}.`);
+  for (const [name, value] of Object.entries(header)) {
+    if (name === 'alg' || name === 'typ') fail(`\`header.${name}\` is set by privateKeyJwt itself: leave it out.`);
+    if (typeof value !== 'string') fail(`\`header.${name}\` must be a string, got ${kindOf(value)}.`);
+  }
   let imported: Promise<AssertionKey> | undefined;
   const signer = (): Promise<AssertionKey> =>
     (imported ??= importKey(key, algorithm).then((cryptoKey) => ({
       alg: algorithm,
       kid,
+      header,
       sign: async (input) =>
         (await webCrypto()).subtle.sign(WEB_CRYPTO[algorithm].sign, cryptoKey, input).catch(unusable(algorithm)),
     })));
