@@ -7,6 +7,7 @@ const FLOORS = [
   ['support', '^lib/support/'],
   ['token-calls', '^lib/token-calls/'],
   ['dpop', '^lib/dpop/'],
+  ['client-auth', '^lib/client-auth/'],
   ['stores', '^lib/stores/'],
   ['options', '^lib/options/'],
   ['account', '^lib/account/'],
@@ -66,6 +67,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^lib/', pathNot: '^lib/(coordination/|attach\\.ts$)' },
       to: { path: '^lib/coordination/' },
+    },
+    {
+      name: 'client-auth-imported-by-the-app-alone',
+      comment:
+        'A client authentication is imported by the app from axios-token-keeper/client-auth, and the core meets it ' +
+        'through contract/client-auth.ts alone: an app that uses none loads none.',
+      severity: 'error',
+      from: { path: '^lib/', pathNot: '^lib/client-auth/' },
+      to: { path: '^lib/client-auth/' },
     },
     {
       name: 'coordination-loaded-lazily',
