@@ -119,6 +119,11 @@ describe('DPoP nonces and thumbprints', () => {
     expect(proofs.nonceFor('api', 'https://auth.test/x')).toBe('api-1');
     expect(await nonceFor('token', 'https://api.test/orders')).toBeUndefined();
     expect(await nonceFor('api', 'https://api.test/orders')).toBeUndefined();
+    // Until the API at an origin gives a nonce of its own, its proofs carry the token service's there, and back.
+    expect(proofs.learn('token', 'https://gateway.test/token', 'g-1')).toBe(true);
+    expect(await nonceFor('api', 'https://gateway.test/orders')).toBe('g-1');
+    expect(proofs.learn('api', 'https://both.test/orders', 'b-1')).toBe(true);
+    expect(await nonceFor('token', 'https://both.test/token')).toBe('b-1');
   });
 
   it('tells a refusal that asks for the nonce from any other', () => {

@@ -9,7 +9,8 @@ import type { DpopKey } from './key.js';
 /**
  * Whose nonce a proof carries: the token service's (its login and token calls) or the API's (the app's requests). Each
  * server gives its own, and one origin may serve both: each is kept apart, so that a renewal does not make every
- * request after it carry the token service's nonce, and be challenged for the API's.
+ * request after it carry the token service's nonce, and be challenged for the API's. Until a server has given its own,
+ * its proofs carry the other's, which a server that gives one nonce for the whole origin takes.
  */
 export type Server = 'token' | 'api';
 
@@ -34,7 +35,7 @@ export class DpopProofs {
   /** A proof by `key` for `target`, with the nonce of its server at its origin when that server gave one. */
   async proof(key: DpopKey, target: ProofTarget): Promise<string> {
     const url = new URL(target.url);
-    const nonce = this.nonces.get(place(target.server, target.url));
+    const nonce = this.nonceFor(target.server, target.url);
     url.search = '';
     url.hash = '';
     const header = { typ: 'dpop+jwt', alg: key.algorithm, jwk: key.publicJwk };
@@ -49,9 +50,12 @@ export class DpopProofs {
     return sign(key, `${segment(header)}.${segment(payload)}`);
   }
 
-  /** The latest nonce of `server` at `url`'s origin, which the next proof for it carries. */
+  /**
+   * The latest nonce of `server` at `url`'s origin, which the next proof for it carries; until that server gives one,
+   * the other's there, since a server in front of both (the emulator, a gateway) may give one nonce for the origin.
+   */
   nonceFor(server: Server, url: string): string | undefined {
-    return this.nonces.get(place(server, url));
+    return this.nonces.get(place(server, url)) ?? this.nonces.get(place(server === 'api' ? 'token' : 'api', url));
   }
 
   /**
