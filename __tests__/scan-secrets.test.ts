@@ -147,9 +147,27 @@ describe('findLeaks passes', () => {
     ]);
     const jwk = await globalThis.crypto.subtle.exportKey('jwk', privateKey);
     const spellings = [JSON.stringify(jwk), JSON.stringify({ error: JSON.stringify(jwk) }), inspect(jwk)];
-    for (const text of spellings) expect(tokenShapedIn(text)).toEqual([{ name: 'private JWK member d', value: jwk.d }]);
+    for (const text of spellings) expect(tokenShapedIn(text)).toEqual([{ name: 'private JWK member', value: jwk.d }]);
     const publicJwk = { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y };
     expect(tokenShapedIn(`${JSON.stringify(publicJwk)} ${inspect(publicJwk)}`)).toEqual([]);
+  });
+
+  it('finds a client key, RSA as a JWK (d, p, q, dp, dq, qi) and as PKCS#8 PEM, printed or JSON-escaped, and not its public members', async () => {
+    const { privateKey } = await globalThis.crypto.subtle.generateKey(
+      { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) },
+      true,
+      ['sign', 'verify'],
+    );
+    const jwk = await globalThis.crypto.subtle.exportKey('jwk', privateKey);
+    const members = (['d', 'p', 'q', 'dp', 'dq', 'qi'] as const).map((member) => jwk[member]!);
+    for (const text of [JSON.stringify(jwk), inspect(jwk)])
+      expect(tokenShapedIn(text).map(({ value }) => value)).toEqual(members);
+    const der = Buffer.from(await globalThis.crypto.subtle.exportKey('pkcs8', privateKey)).toString('base64');
+    const lines = der.match(/.{1,64}/g)!;
+    const pem = `-----BEGIN PRIVATE KEY-----\n${lines.join('\n')}\n-----END PRIVATE KEY-----\n`;
+    for (const text of [`key: ${pem}`, JSON.stringify({ detail: pem })])
+      expect(tokenShapedIn(text).map(({ value }) => value)).toEqual(lines.filter((line) => line.length >= 16));
+    expect(tokenShapedIn(JSON.stringify({ kty: jwk.kty, n: jwk.n, e: jwk.e }))).toEqual([]);
   });
 });
 

@@ -211,16 +211,26 @@ function isJwtHeader(segment: string): boolean {
   }
 }
 
-/** Token-shaped strings in a text: the test services' formats, JWTs, and Basic values of user:password. */
 /**
- * The private member of a DPoP key's JWK (`d`: 43 base64url characters for P-256 and Ed25519), as JSON, JSON-escaped
- * JSON or `util.inspect` print it.
+ * A private member of a JWK (`d`: 43 base64url characters for P-256 and Ed25519, hundreds for RSA, whose `p`, `q`, `dp`,
+ * `dq` and `qi` are private too), as JSON, JSON-escaped JSON or `util.inspect` print it: a DPoP key, a client's key.
  */
-const PRIVATE_JWK_MEMBER = /(?:\\?"d\\?"\s*:\s*\\?"|\bd: ')([A-Za-z0-9_-]{43})(?=\\?"|')/g;
+const PRIVATE_JWK_MEMBER =
+  /(?:\\?"(?:d|p|q|dp|dq|qi)\\?"\s*:\s*\\?"|\b(?:d|p|q|dp|dq|qi): ')([A-Za-z0-9_-]{43,})(?=\\?"|')/g;
 
+/** A private key in PEM (PKCS#8, PKCS#1, SEC 1): its body is the secret, and each of its lines. */
+const PRIVATE_KEY_PEM =
+  /-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----((?:\\[rn]|[\s])+[\s\S]*?)-----END (?:[A-Z]+ )*PRIVATE KEY-----/g;
+
+/** Token-shaped strings in a text: the test services' formats, JWTs, Basic values of user:password, private keys. */
 export function tokenShapedIn(text: string): Secret[] {
   const found: Secret[] = [];
-  for (const match of text.matchAll(PRIVATE_JWK_MEMBER)) found.push({ name: 'private JWK member d', value: match[1]! });
+  for (const match of text.matchAll(PRIVATE_JWK_MEMBER)) found.push({ name: 'private JWK member', value: match[1]! });
+  for (const match of text.matchAll(PRIVATE_KEY_PEM)) {
+    // As printed (real line breaks) or JSON-escaped (`\n`): the lines of base64 are what a leak would show.
+    for (const line of match[1]!.split(/\\[rn]|\s+/).filter((part) => part.length >= 16))
+      found.push({ name: 'private key (PEM line)', value: line });
+  }
   for (const match of text.matchAll(FAKE_TOKEN)) found.push({ name: 'token (acc-/ref-<n>-<nonce>)', value: match[0] });
   for (const match of text.matchAll(EMULATOR_TOKEN)) found.push({ name: 'token (acc_/ref_<hex>)', value: match[0] });
   for (const match of text.matchAll(BASIC_VALUE)) {
