@@ -344,7 +344,13 @@ interface WorkerReport {
   runtime: string;
   compatibilityFlags?: string[];
   answer: {
-    globals: { process: string; EdgeRuntime: string; userAgent?: string; RedisTokenStore: string };
+    globals: {
+      process: string;
+      EdgeRuntime: string;
+      userAgent?: string;
+      RedisTokenStore: string;
+      tlsClientAuth?: string;
+    };
     scenarios: Record<string, Outcome>;
   };
 }
@@ -382,6 +388,10 @@ describe.each(RUNTIMES.filter((runtime) => runtime.worker))('$label', ({ name, k
   it('loads the package and its Redis store with no Node compatibility layer under them', () => {
     expect(report.answer.globals.process).toBe('undefined');
     expect(report.answer.globals.RedisTokenStore).toBe('function');
+    // No client certificate can be presented here: tlsClientAuth() is refused at attach, saying so (issue 44).
+    expect(report.answer.globals.tlsClientAuth).toMatch(
+      /^tlsClientAuth: this runtime cannot present a client certificate/,
+    );
     if (kind === 'workerd') {
       expect(report.compatibilityFlags).toEqual([]);
       expect(report.answer.globals.userAgent).toBe('Cloudflare-Workers');
