@@ -35,6 +35,7 @@ export interface ClientAuthLayer {
  * `axios-token-keeper/client-auth` make it; give it to the OAuth2 presets' `clientAuthentication`.
  */
 export interface ClientAuthMethod {
+  /** Its name, as the provider's registration of the client gives it (`token_endpoint_auth_method`). */
   readonly method: ClientAuthMethodName;
   /** Sets the method up for `client`; throws a TypeError naming the fix for what cannot work here. */
   setUp(client: ClientOfMethod): ClientAuthLayer;
@@ -42,7 +43,10 @@ export interface ClientAuthMethod {
 
 /** The `clientAuthentication` option: a method, and the client it proves. The OAuth2 presets set it. */
 export interface ClientAuthentication {
+  /** The method, made by `axios-token-keeper/client-auth`. */
   readonly method: ClientAuthMethod;
+  /** The client's id. */
   readonly clientId: string;
+  /** The client's secret, for `clientSecretJwt()`; masked in errors and events. */
   readonly clientSecret?: string | undefined;
 }
