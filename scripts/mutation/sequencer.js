@@ -1,5 +1,5 @@
 // The test sequencer of `npm run test:mutation`. Stryker's jest runner names the tests that reached a mutant
-// (`--testNamePattern`) but not their files, so jest would load all 67 quick suites for every mutant, about 30 s
+// (`--testNamePattern`) but not their files, so jest would load every quick suite for every mutant, about 30 s
 // before any test runs. This keeps the files that hold one of those tests, as the first run noted them
 // (environment.js), and orders them so that the first to fail comes soon: the files that caught the latest mutants
 // first, then the others by the time their tests took in the first run, quickest first.
@@ -31,13 +31,16 @@ class MutationSequencer extends Sequencer {
 
   async sort(tests) {
     const sorted = await super.sort(tests);
-    const byName = this.pattern ? testsByName() : undefined;
+    const byName = testsByName();
     if (!byName) return sorted;
-    // As jest matches it: case-insensitive, against each test's full name.
-    const pattern = new RegExp(this.pattern, 'i');
+    // As jest matches it: case-insensitive, against each test's full name. Without a pattern (a mutant that runs as its
+    // module loads, such as a constant or a rule's step, which Stryker runs against every test), every file, in the
+    // same order.
+    const pattern = this.pattern ? new RegExp(this.pattern, 'i') : undefined;
     const msByFile = new Map();
     for (const [name, holders] of byName)
-      if (pattern.test(name)) for (const { file, ms } of holders) msByFile.set(file, (msByFile.get(file) ?? 0) + ms);
+      if (!pattern || pattern.test(name))
+        for (const { file, ms } of holders) msByFile.set(file, (msByFile.get(file) ?? 0) + ms);
     const latest = catchers();
     const rank = (file) => {
       const caught = latest.indexOf(file);
