@@ -26,6 +26,9 @@ export default defineConfig(
     '.jest-cache/',
     'coverage/',
     'bench/results/',
+    // npm run test:mutation's sandbox and reports.
+    '.stryker-tmp/',
+    'reports/',
     // Consumer projects of the packed tarball, type-checked against it by package.test.ts, not against lib/.
     '__tests__/fixtures/consumer/',
     // The generators' output as they write it (`npm run generate:clients`); tsc still type-checks it.

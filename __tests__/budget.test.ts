@@ -4,6 +4,7 @@ import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
 import type { TokenAuthEvents } from '../lib/index.js';
 import { closeEmulatorsAfterEach, e2e, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { burst, fulfilled, manualClock } from './helpers/flow.js';
+import { failureOf } from './helpers/settled.js';
 
 // The token budget and the other guards of the account, against the emulator over real HTTP.
 closeEmulatorsAfterEach();
@@ -79,6 +80,37 @@ describe('tokenBudget', () => {
     );
     expect(fulfilled(later)).toBe(5);
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 4 });
+  });
+
+  it('names the spent calls, the option, and when the next may go, to the second, for logins and for token calls', async () => {
+    const clock = manualClock();
+    const { emulator: service, auth } = await e2e(
+      { clock: clock.now, tokenBudget: { logins: 2, refreshes: 2, windowMs: 10 * MINUTE } },
+      { clock: clock.now },
+    );
+    const advice =
+      ' The identity provider may suspend an account that generates too many tokens: the `failure` events say why so many were needed.';
+
+    await auth.login();
+    clock.advance(MINUTE);
+    await auth.login();
+    await auth.refresh();
+    clock.advance(MINUTE);
+    await auth.refresh();
+    // The first login left 2 min 0.5 s ago, the first token call 1 min 0.5 s ago: each frees a call 10 min after it.
+    clock.advance(500);
+    const login = await failureOf(auth.login(), isTokenAuthError);
+    const refresh = await failureOf(auth.refresh(), isTokenAuthError);
+
+    expect(login.message).toBe(
+      'Token budget spent: 2 login calls in the last 10 min (`tokenBudget.logins`). The next is allowed in 480 s.' +
+        advice,
+    );
+    expect(refresh.message).toBe(
+      'Token budget spent: 2 token calls in the last 10 min (`tokenBudget.refreshes`). The next is allowed in 540 s.' +
+        advice,
+    );
+    expect(service.counters).toMatchObject({ logins: 2, refreshes: 2, tokenCalls: 4 });
   });
 
   it('keeps a pathological service (every token answered, every data call 401) under the cap for a simulated day', async () => {

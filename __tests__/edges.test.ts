@@ -56,7 +56,11 @@ describe('logout() while a renewal runs', () => {
     await until(() => service.calls.some((call) => call.route === 'login'));
     await auth.logout();
 
-    expect((await waiting).code).toBe('LOGGED_OUT');
+    const error = await waiting;
+    expect(error.code).toBe('LOGGED_OUT');
+    expect(error.message).toBe(
+      '`auth.logout()` was called while this request waited for tokens; the tokens obtained meanwhile were dropped.',
+    );
     await answered;
     await auth.flush();
     expect(await auth.getTokens()).toBeNull();
