@@ -27,10 +27,11 @@ module.exports = {
     ...(axiosPackage ? { '^axios$': join(axiosPackage, 'dist', 'node', 'axios.cjs') } : {}),
   },
   testTimeout: 20000,
-  // Three files at a time on a machine of 2 cores (jest's default there is one): many files mostly wait (a store's
-  // outage, a restart, a fleet of processes, a browser), and they overlap with the ones that compute. `npm run
-  // test:quick` passes its own.
-  maxWorkers: 3,
+  // Two files at a time on a machine of 2 cores (jest's default there is one): many files mostly wait (a store's
+  // outage, a restart, a fleet of processes, a browser), and they overlap with the ones that compute. Three made the
+  // fleets' processes and Chromium contend for the cores, and bounds on a fleet's latency failed under load.
+  // `npm run test:quick` passes its own.
+  maxWorkers: 2,
   // jest's cache inside the clone (gitignored), not in the machine's temporary folder, where it outlives clones: a
   // fresh clone runs cold in CI as on a newcomer's machine (the cache decides the order of files, hence which files
   // share a worker).
