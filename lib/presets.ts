@@ -132,44 +132,14 @@ function oauth2Client(
   client: OAuth2ClientOptions,
   grant: (credentials: Credentials) => Record<string, string>,
 ): PresetOptions {
-  const { tokenPath, clientId, clientSecret, scope, clientAuthentication = 'basic', revocationPath } = client;
-  if (typeof tokenPath !== 'string' || tokenPath === '' || typeof clientId !== 'string' || clientId === '')
-    throw new TypeError('axios-token-keeper/presets: an OAuth2 client needs a `tokenPath` and a `clientId`.');
-  const method = typeof clientAuthentication === 'object' ? clientAuthentication : undefined;
-  if (method === undefined && clientAuthentication !== 'basic' && clientAuthentication !== 'body')
-    throw new TypeError(
-      "axios-token-keeper/presets: `clientAuthentication` must be 'basic', 'body' or a method of axios-token-keeper/client-auth (`privateKeyJwt({ key })`, `clientSecretJwt()`, `tlsClientAuth()`).",
-    );
-  if (revocationPath !== undefined && (typeof revocationPath !== 'string' || revocationPath === ''))
-    throw new TypeError(
-      "axios-token-keeper/presets: `revocationPath` must be the revocation endpoint's path, such as `/oauth2/revoke`.",
-    );
-  // The form's client fields, or the header, by the method chosen; a public client, and one that proves itself by an
-  // assertion or a certificate, sends its id in the form (and its secret, if any, never).
-  const inForm = method !== undefined || clientAuthentication === 'body' || clientSecret === undefined;
-  const clientFields = (body: URLSearchParams): URLSearchParams => {
-    if (inForm) body.set('client_id', clientId);
-    if (inForm && method === undefined && clientSecret !== undefined) body.set('client_secret', clientSecret);
-    return body;
-  };
+  const { tokenPath, clientId, clientSecret, scope, revocationPath } = client;
+  const { method, grantParams } = checked(client);
+  const { clientFields, headers } = clientProof(client, method);
   const form = (fields: Record<string, string>): URLSearchParams => {
     const body = new URLSearchParams(fields);
     if (scope !== undefined && fields.grant_type !== 'refresh_token') body.set('scope', scope);
     return clientFields(body);
   };
-  const grantParams = client.grantParams ?? {};
-  if (
-    typeof grantParams !== 'object' ||
-    grantParams === null ||
-    Object.values(grantParams).some((value) => typeof value !== 'string')
-  )
-    throw new TypeError(
-      'axios-token-keeper/presets: `grantParams` must be an object of strings, such as { audience }.',
-    );
-  const headers: Record<string, string> = inForm
-    ? {}
-    : { Authorization: `Basic ${base64FromUtf8(`${formEncode(clientId)}:${formEncode(clientSecret ?? '')}`)}` };
-  const revokeAccess = client.revokeAccessToken !== false;
   return {
     loginPath: tokenPath,
     tokenPath,
@@ -180,21 +150,75 @@ function oauth2Client(
     }),
     ...(method && { clientAuthentication: { method, clientId, clientSecret } }),
     ...(revocationPath !== undefined && {
-      // RFC 7009 §2.1: one call per token, the refresh token first (revoking it may end the grant, and its access
-      // tokens, at once), each with the client's authentication.
-      logoutRequest: (pair) => {
-        const revoke = (token: string, hint: string): LogoutRequest => ({
-          path: revocationPath,
-          data: clientFields(new URLSearchParams({ token, token_type_hint: hint })),
-          headers,
-        });
-        return [
-          ...(pair?.refresh ? [revoke(pair.refresh, 'refresh_token')] : []),
-          ...(pair && revokeAccess ? [revoke(pair.access, 'access_token')] : []),
-        ];
-      },
+      logoutRequest: revocations(revocationPath, client.revokeAccessToken !== false, clientFields, headers),
     }),
   };
+}
+
+/** The client's options checked: its method of authentication (undefined for 'basic' and 'body'), its grant's fields. */
+function checked(client: OAuth2ClientOptions): { method?: ClientAuthMethod; grantParams: Record<string, string> } {
+  const { tokenPath, clientId, clientAuthentication = 'basic', revocationPath, grantParams = {} } = client;
+  const fail = (message: string): never => {
+    throw new TypeError(`axios-token-keeper/presets: ${message}`);
+  };
+  if (typeof tokenPath !== 'string' || tokenPath === '' || typeof clientId !== 'string' || clientId === '')
+    fail('an OAuth2 client needs a `tokenPath` and a `clientId`.');
+  const method = typeof clientAuthentication === 'object' ? clientAuthentication : undefined;
+  if (method === undefined && clientAuthentication !== 'basic' && clientAuthentication !== 'body')
+    fail(
+      "`clientAuthentication` must be 'basic', 'body' or a method of axios-token-keeper/client-auth (`privateKeyJwt({ key })`, `clientSecretJwt()`, `tlsClientAuth()`).",
+    );
+  if (revocationPath !== undefined && (typeof revocationPath !== 'string' || revocationPath === ''))
+    fail("`revocationPath` must be the revocation endpoint's path, such as `/oauth2/revoke`.");
+  if (
+    typeof grantParams !== 'object' ||
+    grantParams === null ||
+    Object.values(grantParams).some((value) => typeof value !== 'string')
+  )
+    fail('`grantParams` must be an object of strings, such as { audience }.');
+  return { ...(method && { method }), grantParams };
+}
+
+/**
+ * How each call proves the client, by the method chosen: the form's client fields, or the Basic header. A public
+ * client, and one that proves itself by an assertion or a certificate, sends its id in the form (and its secret, if
+ * any, never).
+ */
+function clientProof(
+  { clientId, clientSecret, clientAuthentication }: OAuth2ClientOptions,
+  method: ClientAuthMethod | undefined,
+): { clientFields: (body: URLSearchParams) => URLSearchParams; headers: Record<string, string> } {
+  const inForm = method !== undefined || clientAuthentication === 'body' || clientSecret === undefined;
+  const clientFields = (body: URLSearchParams): URLSearchParams => {
+    if (inForm) body.set('client_id', clientId);
+    if (inForm && method === undefined && clientSecret !== undefined) body.set('client_secret', clientSecret);
+    return body;
+  };
+  const headers: Record<string, string> = inForm
+    ? {}
+    : { Authorization: `Basic ${base64FromUtf8(`${formEncode(clientId)}:${formEncode(clientSecret ?? '')}`)}` };
+  return { clientFields, headers };
+}
+
+/**
+ * RFC 7009 §2.1 at `path` on logout: one call per token, the refresh token first (revoking it may end the grant, and
+ * its access tokens, at once), then the access token unless `revokeAccess` is false, each proving the client.
+ */
+function revocations(
+  path: string,
+  revokeAccess: boolean,
+  clientFields: (body: URLSearchParams) => URLSearchParams,
+  headers: Record<string, string>,
+): NonNullable<PresetOptions['logoutRequest']> {
+  const revoke = (token: string, hint: string): LogoutRequest => ({
+    path,
+    data: clientFields(new URLSearchParams({ token, token_type_hint: hint })),
+    headers,
+  });
+  return (pair) => [
+    ...(pair?.refresh ? [revoke(pair.refresh, 'refresh_token')] : []),
+    ...(pair && revokeAccess ? [revoke(pair.access, 'access_token')] : []),
+  ];
 }
 
 /** RFC 6749 §2.3.1: the client id and secret are form-encoded before they are joined for Basic. */
