@@ -1,13 +1,13 @@
-// `npm run test:quick`: every suite that needs no redis-server, Chromium, workerd or child process, for the loop of
-// whoever changes the code; `npm test` stays the whole suite. A suite needs one of them when it, or a helper or harness
-// it imports (followed through relative imports), names one of NEEDS: so a new suite that starts Redis leaves the
-// quick loop by itself.
+// `npm run test:quick`: every suite that needs no redis-server, PostgreSQL, Chromium, workerd or child process, for the
+// loop of whoever changes the code; `npm test` stays the whole suite. A suite needs one of them when it, or a helper or
+// harness it imports (followed through relative imports), names one of NEEDS: so a new suite that starts Redis or
+// PostgreSQL leaves the quick loop by itself.
 const { existsSync, readdirSync, readFileSync } = require('node:fs');
 const { dirname, join, resolve } = require('node:path');
 const base = require('./jest.config.js');
 
 const NEEDS =
-  /node:child_process|playwright|miniflare|scripts\/runtimes|harness\/(redis-[a-z-]+|fleet|cold-start|upstash-rest)\.js|oauth2\/oidc\.js/;
+  /node:child_process|playwright|miniflare|scripts\/runtimes|harness\/(redis-[a-z-]+|postgres-server|fleet|cold-start|upstash-rest)\.js|oauth2\/oidc\.js/;
 
 /** Whether `file`, or a file it imports by a relative path outside lib/, names one of NEEDS. */
 function needs(file, seen = new Set()) {
