@@ -18,6 +18,7 @@ module.exports = {
     '^axios-token-keeper/emulator$': '<rootDir>/lib/emulator/index.ts',
     '^axios-token-keeper/file-store$': '<rootDir>/lib/stores/file/index.ts',
     '^axios-token-keeper/redis-store$': '<rootDir>/lib/stores/redis/index.ts',
+    '^axios-token-keeper/postgres-store$': '<rootDir>/lib/stores/postgres/index.ts',
     '^axios-token-keeper/browser-store$': '<rootDir>/lib/stores/browser/index.ts',
     '^axios-token-keeper/sealing$': '<rootDir>/lib/stores/sealing/index.ts',
     '^axios-token-keeper/presets$': '<rootDir>/lib/presets.ts',

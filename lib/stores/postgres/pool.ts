@@ -1,0 +1,103 @@
+// The pool the app gives PostgresTokenStore, as its shape (pg is not imported: it stays an optional peer), the check
+// that refuses at construction what the store cannot work with, and the one way the store sends a statement: through
+// the pool, its errors said in the store's words, without what pg adds of the row (a token could be in it).
+import { shown } from '../common/options.js';
+
+/** What a statement gives back: its rows. */
+export interface PgResultLike {
+  rows: Record<string, unknown>[];
+}
+
+/** A connection of pg's (`pg.Client`), as the store's listening connection uses it. */
+export interface PgClientLike {
+  connect(): Promise<unknown>;
+  query(text: string, values?: unknown[]): Promise<PgResultLike>;
+  end(): Promise<unknown>;
+  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
+  on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
+}
+
+/** A pool of pg's (`new pg.Pool(...)`), as the store uses it. */
+export interface PgPoolLike {
+  query(text: string, values?: unknown[]): Promise<PgResultLike>;
+  /** The pool's connections, open or opening: pg-pool keeps the count. */
+  readonly totalCount: number;
+  /** The pool's settings: the store opens its listening connection with them. */
+  readonly options?: object;
+  /** The class of the pool's connections: the store's listening connection is one, outside the pool. */
+  readonly Client?: new (options?: object) => PgClientLike;
+  readonly ending?: boolean;
+  readonly ended?: boolean;
+  listenerCount?(event: string): number;
+}
+
+/**
+ * Refuses, saying what to pass instead, what is no pool of pg's: no `query`, a `pg.Client` (one connection, which the
+ * lock's statements and every holder's reads would queue on), a pool being ended.
+ */
+export function checkPool(pool: unknown): asserts pool is PgPoolLike {
+  const given = pool as Partial<PgPoolLike> | null | undefined;
+  if (given === null || typeof given !== 'object' || typeof given.query !== 'function') {
+    throw new TypeError(
+      `PostgresTokenStore: the first argument must be a pool of pg's, such as new Pool({ connectionString }) from ` +
+        `'pg'; got ${given === null || typeof given !== 'object' ? shown(given) : 'an object without query()'}.`,
+    );
+  }
+  if (typeof given.totalCount !== 'number') {
+    throw new TypeError(
+      'PostgresTokenStore: give it a pool (new Pool() from pg), not one connection (new Client()): the store sends ' +
+        "each statement through the pool, so that a holder's read never waits behind another's lock.",
+    );
+  }
+  if (given.ending === true || given.ended === true) {
+    throw new TypeError('PostgresTokenStore: the pool was ended (pool.end()): give the store a pool that is open.');
+  }
+}
+
+/** The SQLSTATE of a table that does not exist, and of a column that does not. */
+const UNDEFINED_TABLE = '42P01';
+const UNDEFINED_COLUMN = '42703';
+
+/** The pool, with each statement's failure said in the store's words. */
+export class Queries {
+  /**
+   * @param table The table as the options give it, which a message names.
+   * @param migration What to run when the table is missing or of another shape, as a message says it.
+   */
+  constructor(
+    private readonly pool: PgPoolLike,
+    private readonly table: string,
+    private readonly migration: string,
+  ) {}
+
+  /** The rows of `text` run with `values`; `what` names it in an error ("the lock's try"). */
+  async run(what: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+    try {
+      return (await this.pool.query(text, values)).rows;
+    } catch (caught) {
+      throw this.failure(what, caught);
+    }
+  }
+
+  /**
+   * The error of a failed statement: for a missing table or column, the statement to run; for any other, pg's message
+   * and code alone. pg's `detail` may show the row a statement failed on, tokens and all: it is left out.
+   */
+  private failure(what: string, caught: unknown): Error {
+    const { code, message } = (caught ?? {}) as { code?: unknown; message?: unknown };
+    if (code === UNDEFINED_TABLE || code === UNDEFINED_COLUMN) {
+      const missing = code === UNDEFINED_TABLE ? 'does not exist' : 'lacks a column this version needs';
+      return Object.assign(
+        new Error(
+          `PostgresTokenStore: the table ${this.table} ${missing} (${String(message)}): create it once with ` +
+            `\`await PostgresTokenStore.createSchema(pool${this.table === 'axios_token_keeper' ? '' : `, { table: '${this.table}' }`})\`, ` +
+            `or run this migration (docs/stores.md):\n${this.migration}`,
+        ),
+        { code },
+      );
+    }
+    return Object.assign(new Error(`PostgresTokenStore: ${what} failed: ${String(message ?? caught)}`), {
+      ...(typeof code === 'string' && { code }),
+    });
+  }
+}
