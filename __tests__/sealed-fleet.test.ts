@@ -79,6 +79,7 @@ function storeOf(
 
 /** The key id the fleet's pair is sealed with now; undefined for a pair in clear. */
 async function sealedWith(config: FleetStoreConfig): Promise<string | undefined> {
+  if (config.kind === 'postgres') throw new Error('This file runs its fleets on files and Redis.');
   const text =
     config.kind === 'file'
       ? await readFile(config.path, 'utf8')

@@ -12,6 +12,8 @@ import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
 import type { TokenAuthStats, TokenStore, TokenStoreLock, TokenStoreLockRequest } from '../lib/index.js';
 import { FileTokenStore } from '../lib/stores/file/index.js';
 import { RedisTokenStore } from '../lib/stores/redis/index.js';
+import { PostgresTokenStore } from '../lib/stores/postgres/index.js';
+import pg from 'pg';
 import type { RedisClientLike, RedisSubscriberLike } from '../lib/stores/redis/index.js';
 import { E2E_PASSWORD, E2E_USER } from './account.js';
 import { connectionNameOf, DEFAULT_ACCOUNT, maskSecrets } from './fleet.js';
@@ -48,6 +50,8 @@ function readConfig(): WorkerConfig {
 
 /** Events since the last reply, so that a reply carries what happened between bursts too (a pub/sub load). */
 let pending: FleetEvent[] = [];
+/** What the Postgres store said through `onWarning`, masked, since the last reply. */
+const storeWarnings: string[] = [];
 
 function record(event: FleetEvent): void {
   pending.push(event);
@@ -178,7 +182,7 @@ async function main(): Promise<void> {
   passwords.push(...(config.encryption?.keys.map((key) => key.secret) ?? []));
   const encryption = config.encryption && { encryption: config.encryption };
   const closers: Array<() => Promise<unknown>> = [];
-  let store: FileTokenStore | RedisTokenStore;
+  let store: FileTokenStore | RedisTokenStore | PostgresTokenStore;
   let subscribed: Promise<unknown>[] = [];
   const timings = config.lock ?? {};
   if (config.store.kind === 'file') {
@@ -187,6 +191,24 @@ async function main(): Promise<void> {
       ...encryption,
       ...(config.store.watch !== undefined && { watch: config.store.watch }),
     });
+  } else if (config.store.kind === 'postgres') {
+    const { store: settings } = config;
+    const pool = new pg.Pool({ connectionString: settings.url, max: settings.poolMax ?? 5 });
+    // pg emits 'error' for an idle connection the server ended (a restart): the store's next statement says it.
+    pool.on('error', () => undefined);
+    const postgresStore = new PostgresTokenStore(pool, {
+      key: settings.key,
+      ...timings,
+      ...encryption,
+      ...(settings.news !== undefined && { news: settings.news }),
+      ...(settings.newsPollMs !== undefined && { newsPollMs: settings.newsPollMs }),
+      onWarning: (message) => storeWarnings.push(mask(message)),
+    });
+    closers.push(
+      () => postgresStore.close(),
+      () => pool.end(),
+    );
+    store = postgresStore;
   } else {
     const { store: settings } = config;
     const name = config.nameConnections ? { name: connectionNameOf(process.pid) } : {};
@@ -219,35 +241,41 @@ async function main(): Promise<void> {
     store = redisStore;
   }
 
-  const api = axios.create({ baseURL: config.emulatorUrl });
-  const auth = attachTokenAuth(api, {
-    credentials: (name) => {
-      const who = name === undefined ? account : accounts[name];
-      return who && { username: who.username, password: who.password };
-    },
-    store: reporting(store, config.shareAccount ?? true),
-    tokenRetryDelayMs: config.tokenRetryDelayMs ?? 5,
-    ...(config.tokenTimeoutMs !== undefined && { tokenTimeoutMs: config.tokenTimeoutMs }),
-    ...(config.storeTimeoutMs !== undefined && { storeTimeoutMs: config.storeTimeoutMs }),
-    ...(config.dpop !== undefined && { dpop: config.dpop }),
-    ...(config.whenStoreDown !== undefined && { whenStoreDown: config.whenStoreDown }),
-    ...(config.storeOutageWaitMs !== undefined && { storeOutageWaitMs: config.storeOutageWaitMs }),
-    ...(config.tokenBudget !== undefined && { tokenBudget: config.tokenBudget }),
-    ...(config.tokenRetries !== undefined && { tokenRetries: config.tokenRetries }),
-    ...(config.loginCooldownMs !== undefined && { loginCooldownMs: config.loginCooldownMs }),
-  });
-  const ofAccount = (name: string | undefined) => (name === undefined ? {} : { account: name });
-  auth.on('login', ({ reason, durationMs, account: name }) =>
-    record({ name: 'login', at: Date.now(), reason, durationMs, ...ofAccount(name) }),
-  );
-  auth.on('refresh', ({ reason, durationMs, account: name }) =>
-    record({ name: 'refresh', at: Date.now(), reason, durationMs, ...ofAccount(name) }),
-  );
-  auth.on('load', () => record({ name: 'load', at: Date.now() }));
-  auth.on('warning', ({ code }) => record({ name: 'warning', at: Date.now(), code }));
-  auth.on('failure', ({ operation, code, error }) =>
-    record({ name: 'failure', at: Date.now(), operation, code, message: describeError(error) }),
-  );
+  const shared = reporting(store, config.shareAccount ?? true);
+  const attach = () => {
+    const api = axios.create({ baseURL: config.emulatorUrl });
+    const auth = attachTokenAuth(api, {
+      credentials: (name) => {
+        const who = name === undefined ? account : accounts[name];
+        return who && { username: who.username, password: who.password };
+      },
+      store: shared,
+      tokenRetryDelayMs: config.tokenRetryDelayMs ?? 5,
+      ...(config.tokenTimeoutMs !== undefined && { tokenTimeoutMs: config.tokenTimeoutMs }),
+      ...(config.storeTimeoutMs !== undefined && { storeTimeoutMs: config.storeTimeoutMs }),
+      ...(config.dpop !== undefined && { dpop: config.dpop }),
+      ...(config.whenStoreDown !== undefined && { whenStoreDown: config.whenStoreDown }),
+      ...(config.storeOutageWaitMs !== undefined && { storeOutageWaitMs: config.storeOutageWaitMs }),
+      ...(config.tokenBudget !== undefined && { tokenBudget: config.tokenBudget }),
+      ...(config.tokenRetries !== undefined && { tokenRetries: config.tokenRetries }),
+      ...(config.loginCooldownMs !== undefined && { loginCooldownMs: config.loginCooldownMs }),
+    });
+    const ofAccount = (name: string | undefined) => (name === undefined ? {} : { account: name });
+    auth.on('login', ({ reason, durationMs, account: name }) =>
+      record({ name: 'login', at: Date.now(), reason, durationMs, ...ofAccount(name) }),
+    );
+    auth.on('refresh', ({ reason, durationMs, account: name }) =>
+      record({ name: 'refresh', at: Date.now(), reason, durationMs, ...ofAccount(name) }),
+    );
+    auth.on('load', () => record({ name: 'load', at: Date.now() }));
+    auth.on('warning', ({ code }) => record({ name: 'warning', at: Date.now(), code }));
+    auth.on('failure', ({ operation, code, error }) =>
+      record({ name: 'failure', at: Date.now(), operation, code, message: describeError(error) }),
+    );
+    return { api, auth };
+  };
+  const holders = Array.from({ length: config.holders ?? 1 }, attach);
+  const { auth } = holders[0]!;
 
   // The store subscribed when the plugin attached: ready once Redis has answered that SUBSCRIBE.
   await Promise.all(subscribed);
@@ -258,7 +286,9 @@ async function main(): Promise<void> {
     path: string,
     named: Array<string | null>,
     timeout: number | undefined,
+    logout: boolean,
   ): Promise<void> => {
+    if (logout) await auth.logout();
     const before = auth.stats().replays;
     const startedAt = Date.now();
     const latenciesMs: number[] = new Array<number>(n).fill(0);
@@ -270,6 +300,7 @@ async function main(): Promise<void> {
         const started = performance.now();
         const name = named.length === 0 ? null : named[i % named.length]!;
         try {
+          const { api } = holders[i % holders.length]!;
           const { data } = await api.get<{ user?: unknown }>(`${path}/${i}`, {
             ...(name !== null && { account: name }),
             ...(timeout !== undefined && { timeout }),
@@ -307,6 +338,8 @@ async function main(): Promise<void> {
       lockRefused: refused,
       replays: stats.replays - before,
       stats,
+      statuses: holders.map((holder) => holder.auth.getState().status),
+      storeWarnings: storeWarnings.splice(0),
       errors,
       events,
       startedAt,
@@ -319,8 +352,8 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     // The last renewal's pair goes to the store after its requests have left: written before the process goes.
-    await auth.flush();
-    auth.eject();
+    for (const holder of holders) await holder.auth.flush();
+    for (const holder of holders) holder.auth.eject();
     for (const close of closers) await close().catch(() => undefined);
     process.disconnect?.();
     process.exit(0);
@@ -334,6 +367,7 @@ async function main(): Promise<void> {
         message.path ?? '/api/things',
         message.accounts ?? [],
         message.requestTimeoutMs,
+        message.logout === true,
       );
     else if (message.type === 'freeze-after-read') freeze.armed = true;
     else if (message.type === 'exit') void exit();

@@ -99,6 +99,19 @@ export type FleetStoreConfig =
       driver?: RedisClientChoice;
     }
   | {
+      kind: 'postgres';
+      /** e.g. `postgres://postgres@127.0.0.1:5432/postgres`, or PgBouncer's. */
+      url: string;
+      /** PostgresTokenStore's `key`: the account's row. */
+      key: string;
+      /** The pool's `max`: every holder of the worker shares the pool and the store. @default 5 */
+      poolMax?: number;
+      /** PostgresTokenStore's `news`. @default 'listen' */
+      news?: 'listen' | 'poll';
+      /** PostgresTokenStore's `newsPollMs`. @default the store's */
+      newsPollMs?: number;
+    }
+  | {
       kind: 'redis-sentinel';
       /** The sentinels, and the name of the master they monitor: `new Redis({ sentinels, name })`. */
       sentinels: ReadonlyArray<{ host: string; port: number }>;
@@ -157,6 +170,11 @@ export interface WorkerConfig {
    */
   nameConnections?: boolean;
   lock?: FleetLockTimings;
+  /**
+   * Holders in the worker: as many axios instances, each with the plugin attached to the worker's one store (its one
+   * pool, for Postgres); request `i` of a burst goes out through holder `i % holders`. @default 1
+   */
+  holders?: number;
   /** The plugin's `tokenRetryDelayMs`. @default 5 */
   tokenRetryDelayMs?: number;
   /** The plugin's `tokenTimeoutMs`. @default the plugin's */
@@ -234,8 +252,12 @@ export interface BurstReply {
   lockRefused: number;
   /** Replays during this burst. */
   replays: number;
-  /** The plugin's counters since attach. */
+  /** The plugin's counters since attach (the first holder's). */
   stats: TokenAuthStats;
+  /** Each holder's `getState().status` once the burst has settled. */
+  statuses: string[];
+  /** What the store said through its `onWarning` since the worker's previous reply (Postgres only). */
+  storeWarnings: string[];
   /** One per failed request: error code, HTTP status, message; masked. */
   errors: string[];
   /** Every event since the worker's previous reply (or since it started), so none between bursts is lost. */
@@ -246,7 +268,15 @@ export interface BurstReply {
 }
 
 export type ParentMessage =
-  | { type: 'burst'; id: number; n: number; path?: string; accounts?: Array<string | null>; requestTimeoutMs?: number }
+  | {
+      type: 'burst';
+      id: number;
+      n: number;
+      path?: string;
+      accounts?: Array<string | null>;
+      requestTimeoutMs?: number;
+      logout?: boolean;
+    }
   /**
    * The next read of the pair under a lock this worker holds stops the worker (SIGSTOP to itself) right after the read
    * answered: frozen with the lock held and the pair read, just before its token call, until the parent's SIGCONT.
@@ -312,6 +342,8 @@ export interface BurstOptions {
   timeoutMs?: number;
   /** Each request's axios `timeout`. @default none */
   requestTimeoutMs?: number;
+  /** The first holder logs out (`auth.logout()`) before the burst's requests go. @default false */
+  logout?: boolean;
 }
 
 /** A worker ended before it answered. `expected` when this harness ended it (`kill`, `stop`). */
@@ -439,6 +471,7 @@ export class FleetWorker {
       ...(options.path !== undefined && { path: options.path }),
       ...(options.accounts && { accounts: options.accounts.map((account) => account ?? null) }),
       ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
+      ...(options.logout && { logout: true }),
     };
     const timeoutMs = options.timeoutMs ?? 60_000;
     const reply = new Promise<BurstReply>((resolveReply, rejectReply) => {
