@@ -114,7 +114,10 @@ export class PostgresNews {
       // The store's connection must not keep a process alive that has nothing else to do.
       client.connection?.stream?.unref?.();
       await client.query(`LISTEN "${this.channel}"`);
-      if (!(await this.probe())) {
+      const heard = await this.probe();
+      // Closed, or the connection lost, while the check was under way: nothing to conclude.
+      if (this.client !== client || this.closed) return;
+      if (!heard) {
         this.becomeDeaf(
           `a notification it sent did not come back within ${PROBE_MS} ms (PgBouncer in transaction mode takes LISTEN and drops what it would hear)`,
         );
@@ -143,6 +146,7 @@ export class PostgresNews {
     const back = new Promise<boolean>((resolve) => {
       this.probes.set(payload, () => resolve(true));
       timer = setTimeout(() => resolve(false), PROBE_MS);
+      timer.unref?.();
     });
     try {
       await this.queries.run("the news' check", 'SELECT pg_notify($1, $2)', [this.channel, payload]);
