@@ -1,4 +1,4 @@
-// `npm run test:loss [-- --times N]`: the six scenarios in which Redis loses data (issue 31), N times in a row, each
+// `npm run test:loss [-- --times N]`: the scenarios in which the shared store loses data or stops (issues 31 and 45), N times in a row, each
 // run printing, per scenario, the refresh tokens sent a second time (spent), the requests that failed and the logins
 // after the fleet's first, then a total. The scenarios are jest tests (they assert the same figures); each reports
 // its figures to the file named by LOSS_REPORT (__tests__/helpers/loss-report.ts):
@@ -8,7 +8,9 @@
 // - redis-server restarted from a snapshot taken before the last rotation: an older pair, its refresh token spent,
 //   comes back (redis-restart.test.ts);
 // - the master of the account's slot of a Cluster killed mid-traffic (redis-cluster.test.ts);
-// - the master of a Sentinel deployment killed mid-traffic (redis-sentinel.test.ts).
+// - the master of a Sentinel deployment killed mid-traffic (redis-sentinel.test.ts);
+// - PostgreSQL paused 12 s as the tokens expire, and restarted (a fast shutdown, and a crash) while a process holds the
+//   lock with the pair read (postgres-fleet.test.ts, issue 45).
 // Goes on after a failed run, so that every run's figures are seen; exits 1 if any failed.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +29,7 @@ const FILES = [
   '__tests__/redis-restart.test.ts',
   '__tests__/redis-cluster.test.ts',
   '__tests__/redis-sentinel.test.ts',
+  '__tests__/postgres-fleet.test.ts',
 ];
 const NAMES = [
   'renewal right after the restart logs in once',
@@ -35,7 +38,11 @@ const NAMES = [
   'restarts from a snapshot taken before the last rotation',
   'killed mid-traffic and its replica takes over',
   'master is killed mid-traffic and a sentinel promotes the replica',
+  'the server paused 12 s as the tokens expire',
+  'a restart of the server',
 ];
+/** The reports a run writes: one per test but two for the lost lock (two outages) and Postgres' restart (two kinds). */
+const REPORTS = NAMES.length + 2;
 const pattern = NAMES.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
 
 const dir = mkdtempSync(join(tmpdir(), 'token-keeper-loss-'));
@@ -55,7 +62,7 @@ try {
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line));
-    const ok = jest.status === 0 && lines.length === NAMES.length + 1;
+    const ok = jest.status === 0 && lines.length === REPORTS;
     totals.runs += 1;
     if (ok) totals.passed += 1;
     console.log(`test:loss: run ${run} of ${times} ${ok ? 'passed' : 'FAILED'} in ${seconds} s`);

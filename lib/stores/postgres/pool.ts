@@ -58,6 +58,18 @@ export function checkPool(pool: unknown): asserts pool is PgPoolLike {
 const UNDEFINED_TABLE = '42P01';
 const UNDEFINED_COLUMN = '42703';
 
+/**
+ * An error of the connection rather than of the statement: the server ended it (57P01 an administrator's shutdown,
+ * 57P02 a crash, 57P03 not accepting connections yet), or it ended under pg ("Connection terminated").
+ */
+function connectionLost(caught: unknown): boolean {
+  const { code, message } = (caught ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (code.startsWith('57P') || code.startsWith('08'))) return true;
+  return (
+    typeof message === 'string' && /^Connection terminated|^Client has encountered a connection error/.test(message)
+  );
+}
+
 /** The pool, with each statement's failure said in the store's words. */
 export class Queries {
   /**
@@ -72,6 +84,14 @@ export class Queries {
 
   /** The rows of `text` run with `values`; `what` names it in an error ("the lock's try"). */
   async run(what: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+    try {
+      return (await this.pool.query(text, values)).rows;
+    } catch (caught) {
+      if (!connectionLost(caught)) throw this.failure(what, caught);
+    }
+    // Once more, on another connection: the pool handed out one the server had ended (a restart, a failover), and
+    // ends it now. Every statement of the store may run twice: a lock try by the same owner is granted again, a write
+    // under the same fence lands again, a release or an extension by the same owner does what it did.
     try {
       return (await this.pool.query(text, values)).rows;
     } catch (caught) {

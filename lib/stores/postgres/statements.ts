@@ -30,7 +30,7 @@ const after = (parameter: string): string =>
 export interface Statements {
   /**
    * $1 key, $2 owner, $3 lease (ms), $4 the row's life (ms): the lock, with a fence one past every fence granted or
-   * written on the row; or, refused, how long the lease has left and the pair now, so that a waiter learns of a new
+   * written on the row (granted again to the same owner: a try sent twice across a lost connection); or, refused, how long the lease has left and the pair now, so that a waiter learns of a new
    * pair without another statement. One row: `granted` (the fence, or null), `lease_left_ms`, `pair`.
    */
   lock: string;
@@ -64,7 +64,7 @@ export function statementsOf(table: string): Statements {
   VALUES ($1, 1, $2, ${after('$3')}, ${after('$4')})
   ON CONFLICT (key) DO UPDATE SET fence = row.fence + 1, lock_owner = excluded.lock_owner,
     lock_expires_at = excluded.lock_expires_at, expires_at = greatest(row.expires_at, excluded.expires_at)
-  WHERE row.lock_owner IS NULL OR row.lock_expires_at <= clock_timestamp()
+  WHERE row.lock_owner IS NULL OR row.lock_expires_at <= clock_timestamp() OR row.lock_owner = $2
   RETURNING row.fence
 )
 SELECT (SELECT fence FROM taken) AS granted,
