@@ -11,6 +11,8 @@ import { burst, fulfilled } from './helpers/flow.js';
 import { root, runScript, serveScript, stopScriptsAfterEach } from './helpers/scripts.js';
 import { startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
+import { startPostgresServer } from '../harness/postgres-server.js';
+import type { PostgresServer } from '../harness/postgres-server.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 
 // The examples run for real, each in a process of its own as a user runs it: documentation that cannot rot.
@@ -297,6 +299,7 @@ it('with-axios-retry.ts: an expiry and a 503 on one request cost one renewal and
 describe('fleet recipes', () => {
   let dir: string;
   let redis: RedisServer | undefined;
+  let postgres: PostgresServer | undefined;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'token-keeper-fleet-example-'));
   });
@@ -304,6 +307,8 @@ describe('fleet recipes', () => {
     rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     await redis?.stop();
     redis = undefined;
+    await postgres?.stop();
+    postgres = undefined;
   });
 
   // Each run starts five processes through tsx, which a cold cache and a busy CI machine make slow.
@@ -323,6 +328,19 @@ describe('fleet recipes', () => {
     const service = await emulator(demoUser);
     const env = { ...account(service), REDIS_URL: redis.url };
     const replicas = () => Promise.all([1, 2, 3].map(() => runExample('redis-fleet.ts', env)));
+
+    expect((await replicas()).every((output) => output.includes('25 pages'))).toBe(true);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 0 });
+    service.expireAccessTokens();
+    expect((await replicas()).every((output) => output.includes('25 pages'))).toBe(true);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
+  }, 60_000);
+
+  it('postgres-fleet.ts: three replicas started together log in once; after an expiry, three more renew once', async () => {
+    postgres = await startPostgresServer();
+    const service = await emulator(demoUser);
+    const env = { ...account(service), DATABASE_URL: postgres.url };
+    const replicas = () => Promise.all([1, 2, 3].map(() => runExample('postgres-fleet.ts', env)));
 
     expect((await replicas()).every((output) => output.includes('25 pages'))).toBe(true);
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 0 });

@@ -116,12 +116,22 @@ export class PostgresTokenStore implements TokenStore {
 
   /**
    * Creates the table and its index, if they are not there (`CREATE TABLE IF NOT EXISTS`): run it once, at deploy
-   * or at start, by a role that may create tables. docs/stores.md shows the same as a migration.
+   * or at start, by a role that may create tables; processes that start together may each run it. docs/stores.md shows the same as a migration.
    */
   static async createSchema(pool: PgPoolLike, options: PostgresTableOptions = {}): Promise<void> {
     checkPool(pool);
     const { quotedTable, table } = resolvePostgresOptions({ key: 'schema', ...options }).options;
-    for (const statement of schemaStatements(quotedTable, indexOf(table))) await pool.query(statement);
+    for (const statement of schemaStatements(quotedTable, indexOf(table))) {
+      try {
+        await pool.query(statement);
+      } catch (error) {
+        // Two processes that create it at once: one gets a duplicate (42P07, or 23505 on the catalog's own index),
+        // and the statement, run again, finds it there.
+        const { code } = error as { code?: unknown };
+        if (code !== '42P07' && code !== '23505') throw error;
+        await pool.query(statement);
+      }
+    }
   }
 
   /**
