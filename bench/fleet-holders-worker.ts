@@ -7,12 +7,19 @@ import { Agent } from 'node:http';
 import axios from 'axios';
 import { attachTokenAuth, isTokenAuthError } from '../lib/index.js';
 import { RedisTokenStore } from '../lib/stores/redis/index.js';
+import { PostgresTokenStore } from '../lib/stores/postgres/index.js';
+import pg from 'pg';
 import { openRedis } from '../harness/redis-clients.js';
 import type { RedisConnections, RedisTarget } from '../harness/redis-clients.js';
 
+/** A PostgreSQL database: the process's holders share one pool of 5 and one PostgresTokenStore on it. */
+export interface PostgresTarget {
+  postgres: string;
+}
+
 export interface HoldersWorkerConfig {
   emulatorUrl: string;
-  target: RedisTarget;
+  target: RedisTarget | PostgresTarget;
   prefix: string;
   attachments: number;
   username: string;
@@ -36,7 +43,15 @@ export interface HolderRound {
 
 export type HoldersReply =
   | { type: 'ready'; connections: number }
-  | { type: 'round-done'; id: number; holders: HolderRound[]; messages: number; openFiles: number };
+  | {
+      type: 'round-done';
+      id: number;
+      holders: HolderRound[];
+      messages: number;
+      openFiles: number;
+      /** Statements the process sent through its pool since its last reply (Postgres; 0 on Redis). */
+      statements: number;
+    };
 
 interface Holder {
   fire(): Promise<HolderRound>;
@@ -45,8 +60,30 @@ interface Holder {
 
 /** Pub/sub messages this process's subscribers received since the last round's reply. */
 let messages = 0;
+/** Statements sent through the process's pool since the last round's reply (Postgres). */
+let statements = 0;
 
-async function startHolder(config: HoldersWorkerConfig): Promise<Holder> {
+/** The process's one Postgres store, on one pool of 5 whose statements are counted: every holder shares it. */
+function postgresStore(url: string, key: string): { store: PostgresTokenStore; close(): Promise<void> } {
+  const pool = new pg.Pool({ connectionString: url, max: 5 });
+  pool.on('error', () => undefined);
+  const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+  (pool as unknown as { query: typeof query }).query = (...args) => {
+    statements += 1;
+    return query(...args);
+  };
+  const store = new PostgresTokenStore(pool, { key, onWarning: () => undefined });
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      await pool.end();
+    },
+  };
+}
+
+async function startHolder(config: HoldersWorkerConfig, shared?: PostgresTokenStore): Promise<Holder> {
+  if ('postgres' in config.target) return attachHolder(config, shared!, () => Promise.resolve());
   const connections: RedisConnections = await openRedis(
     { library: 'ioredis' },
     config.target,
@@ -56,6 +93,18 @@ async function startHolder(config: HoldersWorkerConfig): Promise<Holder> {
     messages += 1;
   });
   const store = new RedisTokenStore(connections.client, { prefix: config.prefix, subscriber: connections.subscriber });
+  return attachHolder(config, store, async () => {
+    await store.close();
+    await connections.close();
+  });
+}
+
+/** A holder: an axios instance with the plugin on `store`, and an HTTP agent of its own; `closeStore` after it. */
+async function attachHolder(
+  config: HoldersWorkerConfig,
+  store: RedisTokenStore | PostgresTokenStore,
+  closeStore: () => Promise<void>,
+): Promise<Holder> {
   const agent = new Agent({ keepAlive: true });
   const api = axios.create({ baseURL: config.emulatorUrl, httpAgent: agent });
   const auth = attachTokenAuth(api, {
@@ -96,8 +145,7 @@ async function startHolder(config: HoldersWorkerConfig): Promise<Holder> {
     async close() {
       await auth.flush();
       auth.eject();
-      await store.close();
-      await connections.close();
+      await closeStore();
       agent.destroy();
     },
   };
@@ -106,26 +154,43 @@ async function startHolder(config: HoldersWorkerConfig): Promise<Holder> {
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.HOLDERS_WORKER ?? '{}') as HoldersWorkerConfig;
   const holders: Holder[] = [];
+  const postgres = 'postgres' in config.target ? postgresStore(config.target.postgres, config.prefix) : undefined;
   // A few at a time: a hundred connects at once on a loaded machine would only queue in Redis' accept backlog.
   for (let i = 0; i < config.attachments; i += 10)
     holders.push(
-      ...(await Promise.all(Array.from({ length: Math.min(10, config.attachments - i) }, () => startHolder(config)))),
+      ...(await Promise.all(
+        Array.from({ length: Math.min(10, config.attachments - i) }, () => startHolder(config, postgres?.store)),
+      )),
     );
   // Give the subscriptions a moment to be confirmed by Redis before the parent counts anything.
   await new Promise((resolve) => setTimeout(resolve, 200));
   messages = 0;
+  statements = 0;
   process.on('message', (request: HoldersRequest) => {
     if (request.type === 'round') {
       void Promise.all(holders.map((holder) => holder.fire())).then((rounds) => {
         const received = messages;
+        const sent = statements;
         messages = 0;
-        send({ type: 'round-done', id: request.id, holders: rounds, messages: received, openFiles: openFiles() });
+        statements = 0;
+        send({
+          type: 'round-done',
+          id: request.id,
+          holders: rounds,
+          messages: received,
+          openFiles: openFiles(),
+          statements: sent,
+        });
       });
     } else {
-      void Promise.all(holders.map((holder) => holder.close().catch(() => undefined))).then(() => process.exit(0));
+      void Promise.all(holders.map((holder) => holder.close().catch(() => undefined)))
+        .then(() => postgres?.close())
+        .catch(() => undefined)
+        .then(() => process.exit(0));
     }
   });
-  send({ type: 'ready', connections: holders.length * 2 });
+  // A pool of 5 and the store's listening connection per process on Postgres; a client and a subscriber per holder on Redis.
+  send({ type: 'ready', connections: postgres ? 6 : holders.length * 2 });
 }
 
 /** The file descriptors this process holds (Linux): its sockets to Redis and to the emulator, and Node's own. */

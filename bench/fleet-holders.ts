@@ -22,15 +22,24 @@
 // bench/results/fleet-holders.svg (fleet-holders-quick.* for other sizes or expiries).
 import { execFileSync, fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import type { RedisTarget } from '../harness/redis-clients.js';
 import { startRedisCluster } from '../harness/redis-cluster.js';
 import { startRedisServer } from '../harness/redis-server.js';
+import { startPostgresServer } from '../harness/postgres-server.js';
+import { PostgresTokenStore } from '../lib/stores/postgres/index.js';
+import pg from 'pg';
 import { fleetChart } from './chart.js';
-import type { HolderRound, HoldersReply, HoldersRequest, HoldersWorkerConfig } from './fleet-holders-worker.js';
+import type {
+  HolderRound,
+  HoldersReply,
+  HoldersRequest,
+  HoldersWorkerConfig,
+  PostgresTarget,
+} from './fleet-holders-worker.js';
 import { BENCH_PASSWORD, BENCH_USER, startRemoteEmulator } from './remote-emulator.js';
 import type { RemoteEmulator } from './remote-emulator.js';
 import { markdownTable } from './report.js';
@@ -43,6 +52,8 @@ export interface HoldersOptions {
   machine: string;
   /** The sizes and expiries are the documented ones: the results may replace the committed figures. */
   standard: boolean;
+  /** The setups measured. @default all three */
+  setups?: readonly SetupName[];
 }
 
 /** The failure row: the base of the login pause, how long the fleet keeps trying, how often. */
@@ -55,12 +66,18 @@ const FAILURE_EVERY_MS = 250;
 // ---------------------------------------------------------------------------------------------------------------
 
 interface Setup {
-  name: 'redis-server' | 'Cluster, 3 masters';
-  target: RedisTarget;
-  /** The masters, whose INFO is summed. */
+  name: SetupName;
+  target: RedisTarget | PostgresTarget;
+  /** The masters, whose INFO is summed (Redis). */
   ports: number[];
+  /** The folder of the PostgreSQL server, whose processes' CPU is read from /proc (Postgres). */
+  postgresDirectory?: string;
   stop(): Promise<void>;
 }
+
+/** The setups a run can measure, as `--setup` names them. */
+export const SETUPS = { redis: 'redis-server', cluster: 'Cluster, 3 masters', postgres: 'PostgreSQL' } as const;
+type SetupName = (typeof SETUPS)[keyof typeof SETUPS];
 
 /** What the masters have counted since they started, summed. */
 interface Reading {
@@ -117,6 +134,49 @@ class Meter {
   }
 }
 
+/**
+ * What a PostgreSQL server has spent, read from /proc: the CPU of the postmaster, of the children it has reaped, and of
+ * its processes now (a backend per connection). Its statements are counted by the holders' processes, which send them.
+ */
+class PostgresMeter {
+  constructor(private readonly directory: string) {}
+
+  read(): Promise<Reading> {
+    const postmaster = Number(readFileSync(join(this.directory, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const ticks = (pid: number, reaped: boolean): number => {
+      try {
+        // The fields after the command's closing parenthesis: utime is the 12th, stime the 13th, cutime and cstime next.
+        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        const own = Number(fields[11]) + Number(fields[12]);
+        return reaped ? own + Number(fields[13]) + Number(fields[14]) : own;
+      } catch {
+        return 0;
+      }
+    };
+    let children: number[] = [];
+    try {
+      children = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8')
+        .split(' ')
+        .filter(Boolean)
+        .map(Number);
+    } catch {
+      // None, or the server gone.
+    }
+    const total = ticks(postmaster, true) + children.reduce((sum, pid) => sum + ticks(pid, false), 0);
+    // Linux's clock ticks: 100 a second.
+    return Promise.resolve({
+      commands: new Map<string, number>(),
+      inBytes: 0,
+      outBytes: 0,
+      cpuSeconds: total / 100,
+      clients: children.length,
+      clientMemory: 0,
+    });
+  }
+
+  close(): void {}
+}
+
 /** `INFO all` sent as `*2 $4 info $3 all`, counted as input by the reading after it. */
 const INFO_REQUEST_BYTES = Buffer.byteLength('*2\r\n$4\r\ninfo\r\n$3\r\nall\r\n');
 
@@ -145,6 +205,19 @@ function costBetween(before: Reading, after: Reading, masters: number): Cost {
 }
 
 async function startSetup(kind: Setup['name']): Promise<Setup> {
+  if (kind === 'PostgreSQL') {
+    const server = await startPostgresServer({ settings: { max_connections: '300' } });
+    const pool = new pg.Pool({ connectionString: server.url, max: 1 });
+    await PostgresTokenStore.createSchema(pool);
+    await pool.end();
+    return {
+      name: kind,
+      target: { postgres: server.url },
+      ports: [],
+      postgresDirectory: server.directory,
+      stop: () => server.stop(),
+    };
+  }
   if (kind === 'redis-server') {
     const server = await startRedisServer();
     return { name: kind, target: { url: server.url }, ports: [server.port], stop: () => server.stop() };
@@ -159,7 +232,7 @@ async function startSetup(kind: Setup['name']): Promise<Setup> {
 
 export interface HoldersFleet {
   /** Every holder fires one request at once; resolves with what each saw, and the messages their subscribers got. */
-  round(): Promise<{ holders: HolderRound[]; messages: number; openFiles: number }>;
+  round(): Promise<{ holders: HolderRound[]; messages: number; openFiles: number; statements: number }>;
   stop(): Promise<void>;
 }
 
@@ -239,6 +312,7 @@ export async function startHolders(
         holders: replies.flatMap((reply) => reply.holders),
         messages: replies.reduce((sum, reply) => sum + reply.messages, 0),
         openFiles: Math.max(...replies.map((reply) => reply.openFiles)),
+        statements: replies.reduce((sum, reply) => sum + reply.statements, 0),
       };
     },
     stop,
@@ -286,8 +360,13 @@ async function measure(
     username: BENCH_USER,
     password: BENCH_PASSWORD,
   });
-  const meter = new Meter(setup.ports);
+  const meter = setup.postgresDirectory ? new PostgresMeter(setup.postgresDirectory) : new Meter(setup.ports);
   const masters = setup.ports.length;
+  /** A round's cost: on Postgres, the statements its processes counted stand for the commands. */
+  const costOf = (before: Reading, after: Reading, statements: number): Cost => {
+    const cost = costBetween(before, after, masters);
+    return setup.postgresDirectory ? { ...cost, commands: statements, byCommand: { statements } } : cost;
+  };
   try {
     const startSeconds = round((Date.now() - started) / 1000, 1);
     const counters0 = await emulator.counters();
@@ -298,7 +377,7 @@ async function measure(
     const loggedIn = await meter.read();
     const valid = await fleet.round();
     failed += valid.holders.filter((holder) => !holder.ok).length;
-    const validCost = costBetween(loggedIn, await meter.read(), masters);
+    const validCost = costOf(loggedIn, await meter.read(), valid.statements);
     const counters1 = await emulator.counters();
     const delays: number[] = [];
     let missing = 0;
@@ -308,8 +387,8 @@ async function measure(
       const before = await meter.read();
       await emulator.expire();
       const expiredAt = Date.now();
-      const { holders: seen, messages: received } = await fleet.round();
-      costs.push(costBetween(before, await meter.read(), masters));
+      const { holders: seen, messages: received, statements } = await fleet.round();
+      costs.push(costOf(before, await meter.read(), statements));
       messages += received;
       failed += seen.filter((holder) => !holder.ok).length;
       for (const holder of seen) {
@@ -485,11 +564,11 @@ function table(results: readonly HoldersResult[]): string {
       'logins',
       'token calls / expiry',
       'failed',
-      'Redis commands / holder / expiry',
+      'commands (Redis) or statements (Postgres) / holder / expiry',
       'bytes in / out / holder / expiry',
       'pub/sub messages / holder / expiry',
-      'Redis CPU / holder / expiry',
-      'Redis CPU / expiry',
+      'server CPU / holder / expiry',
+      'server CPU / expiry',
       'delay to every holder, p50 / p99 / max ms',
       'connections',
     ],
@@ -500,8 +579,8 @@ function table(results: readonly HoldersResult[]): string {
       r.tokenCallsPerExpiry.toFixed(2),
       String(r.failed),
       r.perHolderPerExpiry.commands.toFixed(2),
-      `${r.perHolderPerExpiry.inBytes} / ${r.perHolderPerExpiry.outBytes}`,
-      r.perHolderPerExpiry.messages.toFixed(2),
+      r.setup === SETUPS.postgres ? '—' : `${r.perHolderPerExpiry.inBytes} / ${r.perHolderPerExpiry.outBytes}`,
+      r.setup === SETUPS.postgres ? '—' : r.perHolderPerExpiry.messages.toFixed(2),
       `${r.perHolderPerExpiry.cpuUs} µs`,
       `${r.perExpiry.cpuMs} ms`,
       `${r.delayMs.p50} / ${r.delayMs.p99} / ${r.delayMs.max}`,
@@ -548,7 +627,7 @@ export async function holdersBenchmark(options: HoldersOptions): Promise<void> {
   // HTTP socket; the emulator holds the other end of every HTTP socket.
   const perProcess = Math.ceil(largest / Math.min(options.processes, largest)) * 9 + 100;
   console.log(
-    `Fleet benchmark, holders: ${options.sizes.join(', ')} holders in ${options.processes} processes, ${options.expiries} expiries, on one redis-server and a Cluster of 3 masters; ulimit -n ${limit}; ${options.machine}`,
+    `Fleet benchmark, holders: ${options.sizes.join(', ')} holders in ${options.processes} processes, ${options.expiries} expiries, on ${(options.setups ?? Object.values(SETUPS)).join(', ')}; ulimit -n ${limit}; ${options.machine}`,
   );
   if (limit < Math.max(perProcess, largest + 100))
     throw new Error(
@@ -560,7 +639,7 @@ export async function holdersBenchmark(options: HoldersOptions): Promise<void> {
   const results: HoldersResult[] = [];
   const failures: FailureResult[] = [];
   try {
-    for (const kind of ['redis-server', 'Cluster, 3 masters'] as const) {
+    for (const kind of options.setups ?? Object.values(SETUPS)) {
       const setup = await startSetup(kind);
       try {
         for (const size of options.sizes) {
@@ -588,7 +667,8 @@ export async function holdersBenchmark(options: HoldersOptions): Promise<void> {
   console.log(`\n${table(results)}\n`);
   if (failures.length > 0) console.log(`${failureTable(failures)}\n`);
   await mkdir(join(__dirname, 'results'), { recursive: true });
-  const name = options.standard ? 'fleet-holders' : 'fleet-holders-quick';
+  const only = options.setups?.length === 1 && options.setups[0] === SETUPS.postgres ? '-postgres' : '';
+  const name = `${options.standard ? 'fleet-holders' : 'fleet-holders-quick'}${only}`;
   await writeFile(
     join(__dirname, 'results', `${name}.json`),
     `${JSON.stringify({ machine: options.machine, date: new Date().toISOString(), results, failures }, null, 2)}\n`,

@@ -33,6 +33,9 @@
 //   npm run bench:fleet -- --holders         10, 100 and 1,000 holders in 10 processes, on one redis-server and a
 //                                            Cluster of 3 masters: Redis' cost per holder per expiry (fleet-holders.ts)
 //   npm run bench:fleet -- --holders 1000    1,000 only
+//   npm run bench:fleet -- --holders --setup postgres
+//                                            on one PostgreSQL server only (issue 45): each process's holders share a
+//                                            pool of 5 and one PostgresTokenStore; --setup redis, cluster likewise
 //   npm run bench:fleet -- --outage          10, 100 and 1,000 holders in 10 processes, Redis paused 3, 12 and 30 s
 //                                            as the tokens expire, under each `whenStoreDown` (fleet-outage.ts)
 //   npm run bench:fleet -- --serverless      the serverless row alone (fleet-serverless.ts), which every default run
@@ -47,7 +50,7 @@ import { startFleet, sumBursts } from '../harness/fleet.js';
 import type { BurstReply, Fleet, FleetEvent, FleetStoreConfig } from '../harness/fleet.js';
 import { countCommands, startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
-import { holdersBenchmark } from './fleet-holders.js';
+import { holdersBenchmark, SETUPS } from './fleet-holders.js';
 import { outageBenchmark } from './fleet-outage.js';
 import { trouble } from './fleet-trouble.js';
 import { serverless } from './fleet-serverless.js';
@@ -89,8 +92,16 @@ const { values } = parseArgs({
     holders: { type: 'string' },
     outage: { type: 'string' },
     serverless: { type: 'boolean', default: false },
+    setup: { type: 'string', multiple: true },
   },
 });
+
+/** A `--setup` by its name: redis, cluster or postgres. */
+function setupOf(name: string): (typeof SETUPS)[keyof typeof SETUPS] {
+  if (!Object.hasOwn(SETUPS, name))
+    throw new Error(`--setup must be one of ${Object.keys(SETUPS).join(', ')}; got "${name}".`);
+  return SETUPS[name as keyof typeof SETUPS];
+}
 
 function whole(text: string, option: string): number {
   const value = Number(text);
@@ -415,6 +426,7 @@ async function main(): Promise<void> {
       expiries: whole(values.expiries ?? '5', 'expiries'),
       machine,
       standard: values.holders === HOLDERS_SIZES && !values.expiries && !process.argv.includes('--processes'),
+      ...(values.setup && { setups: values.setup.map(setupOf) }),
     });
   if (outageSizes)
     return outageBenchmark({

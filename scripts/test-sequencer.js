@@ -17,6 +17,7 @@ const LONGEST_FIRST = [
   'sealed-fleet.test.ts',
   'store-outage.test.ts',
   'redis-restart.test.ts',
+  'postgres-fleet.test.ts',
   'runtimes.test.ts',
   'browser.test.ts',
 ];
