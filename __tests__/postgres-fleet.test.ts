@@ -7,7 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { FleetPool, keepEachBursting, sumBursts } from '../harness/fleet.js';
 import type { Fleet, FleetOptions } from '../harness/fleet.js';
-import { requirePgBouncer, startPgBouncer } from '../harness/postgres-server.js';
+import {
+  requirePgBouncer,
+  startPgBouncer,
+  startPostgresServer,
+  startPostgresStandby,
+} from '../harness/postgres-server.js';
+import type { PostgresStandby } from '../harness/postgres-server.js';
+import { Relay } from './helpers/proxy.js';
 import { PostgresTokenStore } from '../lib/stores/postgres/index.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
@@ -152,6 +159,55 @@ describe('a fleet on PostgresTokenStore', () => {
     },
     90_000,
   );
+});
+
+describe('a fleet on PostgresTokenStore through a failover', () => {
+  it('the primary crashes as the tokens expire, mid-renewal, and its synchronous standby is promoted: one token call, none spent, no request failed', async () => {
+    const primary = await startPostgresServer();
+    let standby: PostgresStandby | undefined;
+    let relay: Relay | undefined;
+    try {
+      const pool = new Pool({ connectionString: primary.url, max: 1 });
+      await PostgresTokenStore.createSchema(pool);
+      standby = await startPostgresStandby(primary);
+      // From now on each commit waits for the standby: what the fleet was told is written survives the primary.
+      await pool.query("ALTER SYSTEM SET synchronous_standby_names = '*'");
+      await pool.query('SELECT pg_reload_conf()');
+      await pool.end();
+      // The address the fleet knows, which the failover moves to the standby (a virtual IP, a DNS name, a proxy).
+      relay = await new Relay(new URL(primary.url)).open();
+      const url = `postgres://postgres@127.0.0.1:${new URL(relay.url).port}/postgres`;
+      const service = await emulator();
+      const { fleet } = await warmFleet(service, 3, 5, { url });
+      const callsBefore = service.counters.tokenCalls;
+
+      service.expireAccessTokens();
+      const during = keepEachBursting(fleet, 5);
+      await fleet.waitForEvent((event) => event.name === 'lock-acquired', 10_000);
+      await primary.kill();
+      // Pacing: the time a failover takes to notice the primary gone.
+      await sleep(500);
+      await standby.promote();
+      relay.retarget(new URL(standby.url));
+      await sleep(3_000);
+      const total = sumBursts(await during.stop());
+      await fleet.burst(3);
+      const loss = reportLoss(
+        'Postgres failover: the primary crashed mid-renewal, its synchronous standby promoted',
+        lossOf(service, total.failed),
+      );
+
+      expect(total.errors).toEqual([]);
+      expect(loss).toEqual({ spent: 0, failed: 0, logins: 0 });
+      expect(service.counters.tokenCalls - callsBefore).toBe(1);
+      expect(service.counters.rejected).toBe(0);
+    } finally {
+      await fleets.stopAll();
+      await relay?.close();
+      await standby?.stop();
+      await primary.stop();
+    }
+  }, 90_000);
 });
 
 describe('a fleet on PostgresTokenStore through PgBouncer in transaction mode', () => {

@@ -241,6 +241,48 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
   }
 }
 
+/** A streaming replica of a primary: a server, read-only until `promote()`. */
+export interface PostgresStandby extends PostgresServer {
+  /** Makes it a primary (`pg_ctl promote`, waiting until it accepts writes), as a failover does. */
+  promote(): Promise<void>;
+}
+
+/** What a hot standby logs once it accepts (read-only) connections. */
+const STANDBY_READY = 'database system is ready to accept read-only connections';
+
+/**
+ * A streaming replica of `primary` on a port of its own: `pg_basebackup -R` (the base backup, `standby.signal` and
+ * `primary_conninfo`), then postgres as a hot standby; resolves once it accepts read-only connections. The primary's
+ * settings of `initdb` allow it: wal_level `replica`, replication trusted on loopback. With
+ * `synchronous_standby_names: '*'` on the primary, each commit waits for this standby, so that a failover loses none.
+ */
+export async function startPostgresStandby(
+  primary: PostgresServer,
+  options: PostgresServerOptions = {},
+): Promise<PostgresStandby> {
+  requirePostgresServer();
+  const bin = postgresBinDir()!;
+  const user = serverUser();
+  const directory = ownFolder('token-keeper-pg-standby-', user);
+  try {
+    const data = join(directory, 'data');
+    const from = ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres'];
+    await run(join(bin, 'pg_basebackup'), ['-D', data, '-R', '-X', 'stream', ...from], user);
+    const port = await freePort();
+    const settings = options.settings ?? {};
+    const launchServer = (): Promise<Launched> =>
+      launch(join(bin, 'postgres'), serverArguments(directory, port, settings), user, STANDBY_READY);
+    const server = serverOn({ port, directory, first: await launchServer(), launchServer });
+    return {
+      ...server,
+      promote: () => run(join(bin, 'pg_ctl'), ['promote', '-w', '-D', data], user),
+    };
+  } catch (error) {
+    rmSync(directory, { recursive: true, force: true });
+    throw error;
+  }
+}
+
 function serverOn({
   port,
   directory,

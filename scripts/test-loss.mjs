@@ -10,7 +10,8 @@
 // - the master of the account's slot of a Cluster killed mid-traffic (redis-cluster.test.ts);
 // - the master of a Sentinel deployment killed mid-traffic (redis-sentinel.test.ts);
 // - PostgreSQL paused 12 s as the tokens expire, and restarted (a fast shutdown, and a crash) while a process holds the
-//   lock with the pair read (postgres-fleet.test.ts, issue 45).
+//   lock with the pair read, and its primary crashed mid-renewal with a synchronous standby promoted
+//   (postgres-fleet.test.ts, issue 45).
 // Goes on after a failed run, so that every run's figures are seen; exits 1 if any failed.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,6 +41,7 @@ const NAMES = [
   'master is killed mid-traffic and a sentinel promotes the replica',
   'the server paused 12 s as the tokens expire',
   'a restart of the server',
+  'the primary crashes as the tokens expire',
 ];
 /** The reports a run writes: one per test but two for the lost lock (two outages) and Postgres' restart (two kinds). */
 const REPORTS = NAMES.length + 2;

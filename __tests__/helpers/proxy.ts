@@ -11,7 +11,7 @@ export class Relay {
   private readonly sockets = new Set<Socket>();
   private port = 0;
 
-  constructor(private readonly target: URL) {}
+  constructor(private target: URL) {}
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -31,6 +31,15 @@ export class Relay {
     this.port = (server.address() as AddressInfo).port;
     this.server = server;
     return this;
+  }
+
+  /**
+   * Relays new connections to `target` from now on, and ends those open (as a failover ends every connection to the
+   * old primary).
+   */
+  retarget(target: URL): void {
+    this.target = target;
+    for (const socket of this.sockets) socket.destroy();
   }
 
   async close(): Promise<void> {

@@ -54,20 +54,25 @@ export function checkPool(pool: unknown): asserts pool is PgPoolLike {
   }
 }
 
+/** The plugin's default `storeTimeoutMs`, until a lock request says the one it has. */
+const DEFAULT_CALL_BOUND_MS = 5_000;
+
 /** The SQLSTATE of a table that does not exist, and of a column that does not. */
 const UNDEFINED_TABLE = '42P01';
 const UNDEFINED_COLUMN = '42703';
 
 /**
  * An error of the connection rather than of the statement: the server ended it (57P01 an administrator's shutdown,
- * 57P02 a crash, 57P03 not accepting connections yet), or it ended under pg ("Connection terminated").
+ * 57P02 a crash, 57P03 not accepting connections yet, 08… a connection exception), it ended under pg ("Connection
+ * terminated"), or none could be opened.
  */
 function connectionLost(caught: unknown): boolean {
   const { code, message } = (caught ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && (code.startsWith('57P') || code.startsWith('08'))) return true;
-  return (
-    typeof message === 'string' && /^Connection terminated|^Client has encountered a connection error/.test(message)
-  );
+  if (typeof message === 'string' && /^Connection terminated|^Client has encountered a connection error/.test(message))
+    return true;
+  // The server not there at all: refused, or reset while connecting.
+  return typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes(code);
 }
 
 /** The pool, with each statement's failure said in the store's words. */
@@ -82,20 +87,31 @@ export class Queries {
     private readonly migration: string,
   ) {}
 
-  /** The rows of `text` run with `values`; `what` names it in an error ("the lock's try"). */
+  /** How long the plugin lets one store call take (its `storeTimeoutMs`), as its lock requests say. */
+  private callBoundMs = DEFAULT_CALL_BOUND_MS;
+
+  /** The plugin's bound on one store call, as a lock request gives it (`tryTimeoutMs`); none keeps the last one. */
+  bound(callBoundMs: number | undefined): void {
+    this.callBoundMs = callBoundMs ?? this.callBoundMs;
+  }
+
+  /**
+   * The rows of `text` run with `values`; `what` names it in an error ("the lock's try"). A statement that meets a
+   * connection the server ended (a restart, a crash, a failover) is sent again, on another connection, after 0, 100,
+   * 200, 400 … ms, for as long as the plugin lets one store call take: a holder's write after its token call lands
+   * once the server (or the promoted standby) answers, rather than leave the older pair, whose refresh token it spent.
+   * Every statement of the store may run twice: a lock try by the same owner is granted again, a write under the same
+   * fence lands again, a release or an extension by the same owner does what it did.
+   */
   async run(what: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
-    try {
-      return (await this.pool.query(text, values)).rows;
-    } catch (caught) {
-      if (!connectionLost(caught)) throw this.failure(what, caught);
-    }
-    // Once more, on another connection: the pool handed out one the server had ended (a restart, a failover), and
-    // ends it now. Every statement of the store may run twice: a lock try by the same owner is granted again, a write
-    // under the same fence lands again, a release or an extension by the same owner does what it did.
-    try {
-      return (await this.pool.query(text, values)).rows;
-    } catch (caught) {
-      throw this.failure(what, caught);
+    const until = Date.now() + this.callBoundMs;
+    for (let wait = 0; ; wait = Math.max(100, wait * 2)) {
+      try {
+        return (await this.pool.query(text, values)).rows;
+      } catch (caught) {
+        if (!connectionLost(caught) || Date.now() + wait > until) throw this.failure(what, caught);
+      }
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
 

@@ -222,6 +222,7 @@ export class PostgresTokenStore implements TokenStore {
    * pair, and announces it when it changed: a waiter whose `request.signal` then aborts stops waiting.
    */
   async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
+    this.queries.bound(request?.tryTimeoutMs);
     this.listenWhileHeard();
     try {
       return await this.rowLock.take(request);
