@@ -17,7 +17,7 @@ import type { PostgresStandby } from '../harness/postgres-server.js';
 import { Relay } from './helpers/proxy.js';
 import { PostgresTokenStore } from '../lib/stores/postgres/index.js';
 import type { TokenServiceEmulator } from '../lib/emulator/index.js';
-import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
+import { closeEmulatorsAfterEach, emulator, refreshTokensSent } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
 import { lossOf, reportLoss } from './helpers/loss-report.js';
 import { spentSent, warningsOf } from './helpers/outage.js';
@@ -159,6 +159,34 @@ describe('a fleet on PostgresTokenStore', () => {
     },
     90_000,
   );
+});
+
+describe('a holder frozen past its lease (issue 38), on PostgresTokenStore', () => {
+  it('frozen (SIGSTOP) with the lock held and the pair read, for longer than the lease, while another renews: after SIGCONT it sends nothing and takes the newer pair', async () => {
+    const lockTtlMs = 2_000;
+    const service = await emulator();
+    const { fleet } = await warmFleet(service, 2, 1, { lock: { lockTtlMs } });
+    const [frozen, other] = fleet.workers as [(typeof fleet.workers)[0], (typeof fleet.workers)[0]];
+
+    service.expireAccessTokens();
+    const { thawed } = await frozen.freezeAfterRead(() => frozen.burst(5));
+    expect(service.counters.tokenCalls).toBe(1);
+    // Pacing, not waiting for something: its lease lapses in the row, as it would for a process stopped this long.
+    await sleep(lockTtlMs + 500);
+    const renewed = await other.burst(5);
+    expect(renewed.failed).toBe(0);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
+
+    frozen.process.kill('SIGCONT');
+    const reply = await thawed;
+
+    expect(sumBursts([renewed, reply]).errors).toEqual([]);
+    expect(reply.ok).toBe(5);
+    // It sent nothing on the strength of its lapsed lease: no refresh token went twice, none was refused.
+    expect(refreshTokensSent(service)).toHaveLength(1);
+    expect(spentSent(service)).toBe(0);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
+  }, 60_000);
 });
 
 describe('a fleet on PostgresTokenStore through a failover', () => {

@@ -1,5 +1,5 @@
-// `npm run test:loss [-- --times N]`: the scenarios in which the shared store loses data or stops (issues 31 and 45), N times in a row, each
-// run printing, per scenario, the refresh tokens sent a second time (spent), the requests that failed and the logins
+// `npm run test:loss [-- --times N] [--store redis|postgres]`: the scenarios in which the shared store loses data or
+// stops (issues 31, 38 and 45), N times in a row, each run printing, per scenario, the refresh tokens sent a second time (spent), the requests that failed and the logins
 // after the fleet's first, then a total. The scenarios are jest tests (they assert the same figures); each reports
 // its figures to the file named by LOSS_REPORT (__tests__/helpers/loss-report.ts):
 // - redis-server SIGKILLed mid-renewal and restarted empty (redis-restart.test.ts);
@@ -26,25 +26,43 @@ if (!Number.isInteger(times) || times < 1) {
   process.exit(2);
 }
 
-const FILES = [
-  '__tests__/redis-restart.test.ts',
-  '__tests__/redis-cluster.test.ts',
-  '__tests__/redis-sentinel.test.ts',
-  '__tests__/postgres-fleet.test.ts',
+/** Each scenario: the file of its test, the words of its name, and the reports its run writes. */
+const SCENARIOS = [
+  { file: 'redis-restart.test.ts', name: 'renewal right after the restart logs in once', reports: 1 },
+  // Two outages: the lost lock, and the restart 1.2 s later.
+  {
+    file: 'redis-restart.test.ts',
+    name: 'restarts empty while the lock holder renews loses no request; the lost lock',
+    reports: 2,
+  },
+  {
+    file: 'redis-restart.test.ts',
+    name: 'restarts empty while the lock holder renews restarted 1.2 s after it was killed',
+    reports: 1,
+  },
+  { file: 'redis-restart.test.ts', name: 'restarts from a snapshot taken before the last rotation', reports: 1 },
+  { file: 'redis-cluster.test.ts', name: 'killed mid-traffic and its replica takes over', reports: 1 },
+  {
+    file: 'redis-sentinel.test.ts',
+    name: 'master is killed mid-traffic and a sentinel promotes the replica',
+    reports: 1,
+  },
+  { file: 'postgres-fleet.test.ts', name: 'the server paused 12 s as the tokens expire', reports: 1 },
+  // A fast shutdown, and a crash.
+  { file: 'postgres-fleet.test.ts', name: 'a restart of the server', reports: 2 },
+  { file: 'postgres-fleet.test.ts', name: 'the primary crashes as the tokens expire', reports: 1 },
 ];
-const NAMES = [
-  'renewal right after the restart logs in once',
-  'restarts empty while the lock holder renews loses no request; the lost lock',
-  'restarts empty while the lock holder renews restarted 1.2 s after it was killed',
-  'restarts from a snapshot taken before the last rotation',
-  'killed mid-traffic and its replica takes over',
-  'master is killed mid-traffic and a sentinel promotes the replica',
-  'the server paused 12 s as the tokens expire',
-  'a restart of the server',
-  'the primary crashes as the tokens expire',
-];
-/** The reports a run writes: one per test but two for the lost lock (two outages) and Postgres' restart (two kinds). */
-const REPORTS = NAMES.length + 2;
+// `--store redis` or `--store postgres`: that store's scenarios alone.
+const storeAt = args.indexOf('--store');
+const store = storeAt === -1 ? undefined : args[storeAt + 1];
+if (store !== undefined && store !== 'redis' && store !== 'postgres') {
+  console.error(`test:loss: --store takes redis or postgres; got ${store}.`);
+  process.exit(2);
+}
+const chosen = SCENARIOS.filter((scenario) => store === undefined || scenario.file.startsWith(store));
+const FILES = [...new Set(chosen.map((scenario) => `__tests__/${scenario.file}`))];
+const NAMES = chosen.map((scenario) => scenario.name);
+const REPORTS = chosen.reduce((sum, scenario) => sum + scenario.reports, 0);
 const pattern = NAMES.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
 
 const dir = mkdtempSync(join(tmpdir(), 'token-keeper-loss-'));
