@@ -2,14 +2,20 @@
 // (postgres-store-locks.test.ts): what it refuses at construction and what it warns of, the table's error and schema,
 // its news by LISTEN and by polling, sealing, rows that expire, and a lock that holds no pooled connection.
 import { Client, Pool } from 'pg';
+import axios from 'axios';
+import { attachTokenAuth } from '../lib/index.js';
 import { PostgresTokenStore } from '../lib/stores/postgres/index.js';
 import type { TokenPair } from '../lib/index.js';
+import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
 import { poolOf, postgresStoreForFile } from './helpers/postgres-store.js';
 import { KEY_1, PAIR, SEALED } from './helpers/sealing.js';
 import { PAIR_A, PAIR_B } from './helpers/store-contract.js';
 
 const { server, pg, pool, store, row, key, undo, warnings, listen, locked } = postgresStoreForFile();
+
+const credentials = { username: E2E_USER, password: E2E_PASSWORD };
+closeEmulatorsAfterEach();
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 /** The sessions of the server that are listening on a channel: LISTEN was their last statement. */
@@ -176,6 +182,43 @@ describe('PostgresTokenStore: sealing', () => {
     expect(await store({ encryption: { keys: [KEY_1] } }).get()).toEqual(PAIR);
     expect(sealed.dpopKeys).toBe('sealed');
     expect(store().dpopKeys).toBeUndefined();
+  });
+});
+
+describe('PostgresTokenStore: DPoP', () => {
+  it('refuses dpop without `encryption`, naming it', () => {
+    const instance = axios.create({ baseURL: 'https://api.test' });
+    expect(() => attachTokenAuth(instance, { credentials, dpop: true, store: store() })).toThrow(
+      /this store keeps no key .*give the store `encryption` \(without `writeClear`\)/,
+    );
+  });
+
+  it('shares the key through the sealed row: a second holder proves the pair the first obtained, and the row holds no private member in clear', async () => {
+    const service = await emulator({ dpop: true });
+    const holder = () => {
+      const instance = axios.create({ baseURL: service.url });
+      const sealed = store({ encryption: { keys: [KEY_1] } });
+      return { instance, auth: attachTokenAuth(instance, { credentials, dpop: true, store: sealed }) };
+    };
+    const first = holder();
+    await first.instance.get('/orders');
+    await first.auth.flush();
+    const second = holder();
+    await second.instance.get('/orders');
+    service.expireAccessTokens();
+    await Promise.all([first.instance.get('/orders'), second.instance.get('/orders')]);
+    await Promise.all([first.auth.flush(), second.auth.flush()]);
+    first.auth.eject();
+    second.auth.eject();
+
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
+    expect(service.dpopCounters).toMatchObject({ invalid: 0, wrongKey: 0 });
+    const key = (await first.auth.getTokens())!.dpopKey!;
+    expect((await second.auth.getTokens())!.dpopKey!.thumbprint).toBe(key.thumbprint);
+    const { d } = await globalThis.crypto.subtle.exportKey('jwk', key.privateKey);
+    const text = String((await row())?.['pair']);
+    expect(text).not.toContain(d!);
+    expect(text).not.toMatch(/"d"|privateKey|dpopKey/);
   });
 });
 
