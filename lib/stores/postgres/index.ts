@@ -14,7 +14,7 @@ export type { LeaseOptions } from '../common/lease.js';
 export type { PostgresTokenStoreOptions } from './options.js';
 
 /** The pool the store takes, as its shape: pg is not imported. */
-export type { PgClientLike, PgPoolLike, PgResultLike } from './pool.js';
+export type { PgClientClass, PgClientLike, PgPoolLike, PgResultLike } from './pool.js';
 
 /** The `encryption` option: its keys, or the functions of your KMS, and the switch from clear; or `sealing()`'s. */
 export type { SealingFunctions, SealingSecret, SealingSwitch, StoreEncryption } from '../sealing/options.js';

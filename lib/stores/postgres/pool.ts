@@ -5,29 +5,42 @@ import { shown } from '../common/options.js';
 
 /** What a statement gives back: its rows. */
 export interface PgResultLike {
+  /** The rows, each by its columns' names. */
   rows: Record<string, unknown>[];
 }
 
 /** A connection of pg's (`pg.Client`), as the store's listening connection uses it. */
 export interface PgClientLike {
+  /** Opens the connection. */
   connect(): Promise<unknown>;
+  /** Runs a statement on it (`LISTEN`). */
   query(text: string, values?: unknown[]): Promise<PgResultLike>;
+  /** Closes it. */
   end(): Promise<unknown>;
+  /** A notification on a channel it listens to. */
   on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
+  /** The connection failed, or ended. */
   on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
 }
 
+/** The class of a pool's connections (`pg.Client`). */
+export type PgClientClass = new (options?: object) => PgClientLike;
+
 /** A pool of pg's (`new pg.Pool(...)`), as the store uses it. */
 export interface PgPoolLike {
+  /** Runs one statement on a connection of the pool, which it holds for that statement alone. */
   query(text: string, values?: unknown[]): Promise<PgResultLike>;
   /** The pool's connections, open or opening: pg-pool keeps the count. */
   readonly totalCount: number;
   /** The pool's settings: the store opens its listening connection with them. */
   readonly options?: object;
   /** The class of the pool's connections: the store's listening connection is one, outside the pool. */
-  readonly Client?: new (options?: object) => PgClientLike;
+  readonly Client?: PgClientClass;
+  /** `pool.end()` was called: the store refuses such a pool. */
   readonly ending?: boolean;
+  /** The pool has ended. */
   readonly ended?: boolean;
+  /** The listeners of an event: the store warns when `'error'` has none. */
   listenerCount?(event: string): number;
 }
 
