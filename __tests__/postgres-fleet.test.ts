@@ -247,21 +247,24 @@ describe('a fleet on PostgresTokenStore through PgBouncer in transaction mode', 
       const callsBefore = service.counters.tokenCalls;
 
       service.expireAccessTokens();
-      const burst = sumBursts(await fleet.burst(25));
-      // The store's check of LISTEN takes 2 s: what it said, over every reply.
-      await sleep(2_500);
-      const later = await fleet.burst(0);
+      const replies = await fleet.burst(25);
+      const burst = sumBursts(replies);
+      // What each process's store said, over every reply, once its check of LISTEN has ended (3 s at most).
+      const said = warnings.map((messages, i) => [...messages, ...replies[i]!.storeWarnings]);
+      await until(async () => {
+        for (const [i, reply] of (await fleet.burst(0)).entries()) said[i]!.push(...reply.storeWarnings);
+        return said.every((messages) => messages.length > 0);
+      }, 10_000);
 
       expect(burst.errors).toEqual([]);
       expect(burst.ok).toBe(100);
       expect(service.counters.tokenCalls - callsBefore).toBe(1);
       expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
       expect(spentSent(service)).toBe(0);
-      const said = later.map((reply, i) => [...warnings[i]!, ...reply.storeWarnings]);
       for (const messages of said) {
         expect(messages).toHaveLength(1);
         expect(messages[0]).toMatch(
-          /^PostgresTokenStore: LISTEN hears nothing here: a notification it sent did not come back within 2000 ms .* It polls the table every 1000 ms/,
+          /^PostgresTokenStore: LISTEN hears nothing here: a notification it sent did not come back within 3000 ms .* It polls the table every 1000 ms/,
         );
       }
     } finally {

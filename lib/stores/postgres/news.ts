@@ -14,7 +14,7 @@ import type { Statements } from './statements.js';
 export type RowListener = (kind: 'changed' | 'missed' | 'released' | 'account', record?: string | null) => void;
 
 /** How long the store waits for its own notification before it concludes LISTEN hears nothing here. */
-const PROBE_MS = 2_000;
+const PROBE_MS = 3_000;
 /** The waits before the listening connection is opened again after it was lost: doubled each time, to this at most. */
 const RECONNECT_FIRST_MS = 1_000;
 const RECONNECT_LAST_MS = 30_000;
