@@ -243,3 +243,70 @@ describe('a record another holder wrote, read from the store', () => {
     expect(service.counters).toMatchObject({ logins: 1, rejected: 0 });
   });
 });
+
+describe('a record read from the store and written back', () => {
+  it("obeys a pause that has no status nor holder (written without them), and fails with the pause's code and message", async () => {
+    const clock = manualClock();
+    const service = await emulator({ clock: clock.now });
+    const store = new MemoryTokenStore();
+    const record = pausedRecord(clock.now()) as AccountRecord & { loginPause: Record<string, unknown> };
+    delete record.loginPause['status'];
+    delete record.loginPause['by'];
+    store.setAccount(record);
+    const { api } = holder(service.url, store, { clock: clock.now });
+
+    const error = await failureOf(api.get('/api/orders'), isTokenAuthError);
+
+    expect(error.code).toBe('LOGIN_REJECTED');
+    expect(error.status).toBeUndefined();
+    expect(error.message).toContain('Login rejected (HTTP 401).');
+    expect(service.counters).toMatchObject({ logins: 0, tokenCalls: 0 });
+  });
+
+  it('keeps what still holds, to the millisecond: live uncured endpoints alone, the endpoint refused last, refused refresh tokens until their own end', async () => {
+    const clock = manualClock();
+    const service = await emulator({ clock: clock.now });
+    const store = new MemoryTokenStore();
+    // A budget window shorter than the refused refresh token's memory: the record's end is that memory's.
+    const { api } = holder(service.url, store, { clock: clock.now, tokenBudget: { windowMs: MINUTE } });
+    expect((await api.get('/api/orders')).status).toBe(200);
+    clock.advance(2 * MINUTE);
+    const now = clock.now();
+    store.setAccount({
+      ...pausedRecord(now),
+      loginPause: null,
+      haltsUntil: 0,
+      refusals: {
+        // Live, ended a millisecond ago, and ending this very millisecond: only the first still holds.
+        uncured: [
+          ['GET http://api.test/forbidden', now + MINUTE],
+          ['GET http://api.test/gone', now - 1],
+          ['GET http://api.test/ending', now],
+        ],
+        general: false,
+        uncuredRenewals: 0,
+        until: 0,
+        refusedOn: 'GET http://api.test/forbidden',
+      },
+      spent: { login: [], refresh: [] },
+      expiresAt: now + HOUR,
+    });
+    // The access token expires: the renewal, a refresh under the lock, reads the record and writes it back.
+    service.expireAccessTokens();
+
+    expect((await api.get('/api/orders')).status).toBe(200);
+    expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
+
+    const written = recordOf(store) as AccountRecord & { refusals: Record<string, unknown> };
+    expect(written.refusals).toStrictEqual({
+      uncured: [['GET http://api.test/forbidden', now + MINUTE]],
+      general: false,
+      uncuredRenewals: 0,
+      until: 0,
+      refusedOn: 'GET http://api.test/forbidden',
+    });
+    expect(written.refusedRefresh).toEqual(['1x2y3z']);
+    // The refused refresh token is remembered as long as the record it came in said: no longer, no shorter.
+    expect(written.expiresAt).toBe(now + HOUR);
+  });
+});
