@@ -297,7 +297,10 @@ describe('a record read from the store and written back', () => {
     expect((await api.get('/api/orders')).status).toBe(200);
     expect(service.counters).toMatchObject({ logins: 1, refreshes: 1 });
 
-    const written = recordOf(store) as AccountRecord & { refusals: Record<string, unknown> };
+    const written = recordOf(store) as unknown as AccountRecord & {
+      refusals: Record<string, unknown>;
+      refusedRefresh: string[];
+    };
     expect(written.refusals).toStrictEqual({
       uncured: [['GET http://api.test/forbidden', now + MINUTE]],
       general: false,

@@ -85,11 +85,16 @@ export const KEY_LIMIT = 1_000;
 /** A table's name as the options take it: `name` or `schema.name`, unquoted. */
 const TABLE = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
 
-/** The options with their defaults; `table` quoted as the statements name it. */
-export type ResolvedPostgresOptions = Required<Omit<PostgresTokenStoreOptions, 'encryption'>> & {
-  /** The table as the statements name it: each part in double quotes, so that its case is kept. */
-  quotedTable: string;
-};
+/** The options with their defaults. */
+export type ResolvedPostgresOptions = Required<Omit<PostgresTokenStoreOptions, 'encryption'>>;
+
+/** A table (checked by the options) as the statements name it: each part in double quotes, so that its case is kept. */
+export function quoted(table: string): string {
+  return table
+    .split('.')
+    .map((part) => `"${part}"`)
+    .join('.');
+}
 
 /**
  * `options` checked, with their defaults, and `encryption` apart (checked by the sealing). Throws a TypeError naming
@@ -139,10 +144,6 @@ export function resolvePostgresOptions(options: Partial<PostgresTokenStoreOption
     options: {
       key,
       table,
-      quotedTable: table
-        .split('.')
-        .map((part) => `"${part}"`)
-        .join('.'),
       lockTtlMs: Math.ceil(lockTtlMs),
       lockTimeoutMs: options.lockTimeoutMs ?? POSTGRES_DEFAULTS.lockTimeoutMs,
       pollMs: options.pollMs ?? POSTGRES_DEFAULTS.pollMs,

@@ -13,7 +13,7 @@ import { checkAccountName, checkAccountsRoot, escapeAccountName } from '../commo
 import { SealedRecords } from '../sealing/records.js';
 import type { Sealer } from '../sealing/records.js';
 import { sealerOf } from '../sealing/platform.js';
-import { checkKeyLength, resolvePostgresOptions } from './options.js';
+import { checkKeyLength, quoted, resolvePostgresOptions } from './options.js';
 import type { PostgresTokenStoreOptions, ResolvedPostgresOptions } from './options.js';
 import { checkPool, Queries } from './pool.js';
 import type { PgPoolLike } from './pool.js';
@@ -88,9 +88,9 @@ export class PostgresTokenStore implements TokenStore {
     this.pool = pool;
     this.key = resolved.key;
     this.named = parent !== undefined;
-    const migration = schemaStatements(resolved.quotedTable, indexOf(resolved.table)).join(';\n') + ';';
+    const migration = schemaStatements(quoted(resolved.table), indexOf(resolved.table)).join(';\n') + ';';
     this.queries = new Queries(pool, resolved.table, migration);
-    this.statements = statementsOf(resolved.quotedTable);
+    this.statements = statementsOf(quoted(resolved.table));
     this.news = parent?.news ?? new PostgresNews(pool, this.queries, this.statements, resolved.table, resolved);
     this.rowLock = new PostgresLock(
       this.queries,
@@ -120,8 +120,8 @@ export class PostgresTokenStore implements TokenStore {
    */
   static async createSchema(pool: PgPoolLike, options: PostgresTableOptions = {}): Promise<void> {
     checkPool(pool);
-    const { quotedTable, table } = resolvePostgresOptions({ key: 'schema', ...options }).options;
-    for (const statement of schemaStatements(quotedTable, indexOf(table))) {
+    const { table } = resolvePostgresOptions({ key: 'schema', ...options }).options;
+    for (const statement of schemaStatements(quoted(table), indexOf(table))) {
       try {
         await pool.query(statement);
       } catch (error) {
@@ -145,8 +145,10 @@ export class PostgresTokenStore implements TokenStore {
   ): Promise<number> {
     checkPool(pool);
     const { table, graceMs = 0 } = options;
-    const { quotedTable } = resolvePostgresOptions({ key: 'expired', ...(table !== undefined && { table }) }).options;
-    const result = (await pool.query(deleteExpiredStatement(quotedTable), [graceMs])) as { rowCount?: number | null };
+    const checked = resolvePostgresOptions({ key: 'expired', ...(table !== undefined && { table }) }).options.table;
+    const result = (await pool.query(deleteExpiredStatement(quoted(checked)), [graceMs])) as {
+      rowCount?: number | null;
+    };
     return result.rowCount ?? 0;
   }
 
@@ -167,7 +169,6 @@ export class PostgresTokenStore implements TokenStore {
       key,
       [PARENT]: { news: this.news, sealer: this.#records.sealer },
     };
-    delete (options as Partial<ResolvedPostgresOptions>).quotedTable;
     return new PostgresTokenStore(this.pool, options);
   }
 
