@@ -5,7 +5,7 @@
  * @module axios-token-keeper/postgres-store
  */
 export { PostgresTokenStore } from './store.js';
-export type { PostgresTableOptions } from './store.js';
+export type { PostgresTableOptions } from './schema.js';
 
 /** The lock's lease options, which this store's options extend. */
 export type { LeaseOptions } from '../common/lease.js';

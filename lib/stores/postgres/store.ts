@@ -17,7 +17,9 @@ import { checkKeyLength, quoted, resolvePostgresOptions } from './options.js';
 import type { PostgresTokenStoreOptions, ResolvedPostgresOptions } from './options.js';
 import { checkPool, Queries } from './pool.js';
 import type { PgPoolLike } from './pool.js';
-import { deleteExpiredStatement, schemaStatements, statementsOf } from './statements.js';
+import { statementsOf } from './statements.js';
+import { createSchema, deleteExpired, migrationOf } from './schema.js';
+import type { PostgresTableOptions } from './schema.js';
 import type { Statements } from './statements.js';
 import { PostgresLock } from './lock.js';
 import { PostgresNews } from './news.js';
@@ -29,12 +31,6 @@ const PARENT = Symbol('the store an account is of');
 /** The options of a named account's store: its parent's, and what it shares with it. */
 interface AccountStoreOptions extends PostgresTokenStoreOptions {
   [PARENT]?: { news: PostgresNews; sealer: Sealer | undefined };
-}
-
-/** The options of createSchema and deleteExpired: the table, as the store's. */
-export interface PostgresTableOptions {
-  /** @default 'axios_token_keeper' */
-  table?: string;
 }
 
 /**
@@ -88,8 +84,7 @@ export class PostgresTokenStore implements TokenStore {
     this.pool = pool;
     this.key = resolved.key;
     this.named = parent !== undefined;
-    const migration = schemaStatements(quoted(resolved.table), indexOf(resolved.table)).join(';\n') + ';';
-    this.queries = new Queries(pool, resolved.table, migration);
+    this.queries = new Queries(pool, resolved.table, migrationOf(resolved.table));
     this.statements = statementsOf(quoted(resolved.table));
     this.news = parent?.news ?? new PostgresNews(pool, this.queries, this.statements, resolved.table, resolved);
     this.rowLock = new PostgresLock(
@@ -118,20 +113,8 @@ export class PostgresTokenStore implements TokenStore {
    * Creates the table and its index, if they are not there (`CREATE TABLE IF NOT EXISTS`): run it once, at deploy
    * or at start, by a role that may create tables; processes that start together may each run it. docs/stores.md shows the same as a migration.
    */
-  static async createSchema(pool: PgPoolLike, options: PostgresTableOptions = {}): Promise<void> {
-    checkPool(pool);
-    const { table } = resolvePostgresOptions({ key: 'schema', ...options }).options;
-    for (const statement of schemaStatements(quoted(table), indexOf(table))) {
-      try {
-        await pool.query(statement);
-      } catch (error) {
-        // Two processes that create it at once: one gets a duplicate (42P07, or 23505 on the catalog's own index),
-        // and the statement, run again, finds it there.
-        const { code } = error as { code?: unknown };
-        if (code !== '42P07' && code !== '23505') throw error;
-        await pool.query(statement);
-      }
-    }
+  static createSchema(pool: PgPoolLike, options: PostgresTableOptions = {}): Promise<void> {
+    return createSchema(pool, options);
   }
 
   /**
@@ -139,17 +122,8 @@ export class PostgresTokenStore implements TokenStore {
    * whose lock nobody holds: run it now and then (a cron job, pg_cron). Gives how many went. A row read as expired is
    * no pair already; this only frees the space.
    */
-  static async deleteExpired(
-    pool: PgPoolLike,
-    options: PostgresTableOptions & { graceMs?: number } = {},
-  ): Promise<number> {
-    checkPool(pool);
-    const { table, graceMs = 0 } = options;
-    const checked = resolvePostgresOptions({ key: 'expired', ...(table !== undefined && { table }) }).options.table;
-    const result = (await pool.query(deleteExpiredStatement(quoted(checked)), [graceMs])) as {
-      rowCount?: number | null;
-    };
-    return result.rowCount ?? 0;
+  static deleteExpired(pool: PgPoolLike, options: PostgresTableOptions & { graceMs?: number } = {}): Promise<number> {
+    return deleteExpired(pool, options);
   }
 
   /**
@@ -323,9 +297,4 @@ export class PostgresTokenStore implements TokenStore {
   private where(): string {
     return `The row "${this.key}" of ${this.options.table}`;
   }
-}
-
-/** The index of the table's expiry: one name per table. */
-function indexOf(table: string): string {
-  return `"${table.replace(/\./g, '_')}_expires_at"`;
 }
