@@ -126,7 +126,7 @@ function contractsOn(label: string, choice: RedisClientChoice, deployment: Deplo
       owner: () => redis().get(key('lock')),
       ttlLeft: () => redis().pttl(key('lock')),
       plant: async (owner, holder) =>
-        void (await redis().set(key('lock'), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
+        void (await redis().set(key('lock'), owner, 'PX', holder === 'killed' ? 500 : 10_000)),
       lapse: async () => void (await redis().del(key('lock'))),
     },
   });
@@ -147,7 +147,7 @@ function contractsOn(label: string, choice: RedisClientChoice, deployment: Deplo
       owner: () => redis().get(namedKey()),
       ttlLeft: () => redis().pttl(namedKey()),
       plant: async (owner, holder) =>
-        void (await redis().set(namedKey(), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
+        void (await redis().set(namedKey(), owner, 'PX', holder === 'killed' ? 500 : 10_000)),
       lapse: async () => void (await redis().del(namedKey())),
     }),
     listening: (count) => until(async () => (await subscriptions(port(), `{${prefix()}[#}]*`)) === count, 5_000),

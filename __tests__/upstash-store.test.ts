@@ -66,7 +66,7 @@ describe.each<[string, ClientOptions]>([
     owner: () => redis().get(where()),
     ttlLeft: () => redis().pttl(where()),
     plant: async (owner: string, holder: 'live' | 'killed') =>
-      void (await redis().set(where(), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
+      void (await redis().set(where(), owner, 'PX', holder === 'killed' ? 500 : 10_000)),
     lapse: async () => void (await redis().del(where())),
   });
 

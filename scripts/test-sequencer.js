@@ -13,6 +13,8 @@ const Sequencer = require('@jest/test-sequencer').default;
  */
 const LONGEST_FIRST = [
   'redis-clients.test.ts',
+  // tsc, on one core for most of a minute: beside the lease waits of redis-clients, not at the end of the run.
+  'typecheck.test.ts',
   'store-outage-go-alone.test.ts',
   'sealed-fleet.test.ts',
   'store-outage.test.ts',

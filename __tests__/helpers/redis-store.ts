@@ -178,7 +178,7 @@ export function redisStoreForFile(): RedisStoreFile {
       ttlLeft: () => redis().pttl(lockKey()),
       // A killed holder's key expires with its lease, as nobody extends it.
       plant: async (owner, holder) =>
-        void (await redis().set(lockKey(), owner, 'PX', holder === 'killed' ? 1_000 : 10_000)),
+        void (await redis().set(lockKey(), owner, 'PX', holder === 'killed' ? 500 : 10_000)),
       // Its holder stalled past its lease: the key is gone.
       lapse: async () => void (await redis().del(lockKey())),
     }),

@@ -41,7 +41,7 @@ export interface LeaseRig {
   ttlLeft?(): Promise<number>;
   /**
    * Writes a lease for `owner` as another process would: one that lives on past the test, or one whose holder was
-   * killed, so that nobody extends it and it lapses within a second.
+   * killed, so that nobody extends it and it lapses within half a second (the file store's lock file is aged instead).
    */
   plant(owner: string, holder: 'live' | 'killed'): Promise<void>;
   /** Makes the lease held now lapse, as its holder's stall past the lease would. */
@@ -187,7 +187,8 @@ export function testStoreLock(name: string, { open, fences, lease }: LockRig): v
       // Past the first lease: only the extensions keep it alive from here on.
       await sleep(1_000);
 
-      const error = (await open({ lockTtlMs: 1_000, lockTimeoutMs: 1_500 }).lock!().catch(
+      // Another holder tries for a whole lease more: the lease must be extended (every third of it) all that time.
+      const error = (await open({ lockTtlMs: 1_000, lockTimeoutMs: 1_000 }).lock!().catch(
         (reason: unknown) => reason,
       )) as Error;
 
