@@ -39,6 +39,10 @@ module.exports = {
   cacheDirectory: '<rootDir>/.jest-cache',
   // jest's own order of files, or a shuffled one with TEST_SHUFFLE=<seed> (CONTRIBUTING.md).
   testSequencer: '<rootDir>/scripts/test-sequencer.js',
+  // The package packed once per run, in the background, for the suites that use it as a consumer does
+  // (scripts/test-pack.js).
+  globalSetup: '<rootDir>/scripts/test-pack.js',
+  globalTeardown: '<rootDir>/scripts/test-pack-teardown.js',
   setupFilesAfterEnv: [
     // Records every error, event payload and console line of each test file and fails the file if a test secret is in
     // one.

@@ -29,4 +29,7 @@ const slow = readdirSync(tests).filter((name) => name.endsWith('.test.ts') && ne
 module.exports = {
   ...base,
   testPathIgnorePatterns: ['/node_modules/', ...slow.map((name) => `/__tests__/${name.replace(/\./g, '\\.')}$`)],
+  // No suite of the quick loop uses the packed package: nothing to pack.
+  globalSetup: undefined,
+  globalTeardown: undefined,
 };

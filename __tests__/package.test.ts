@@ -1,9 +1,10 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
+import { consumerOfPackedPackage } from './helpers/packed.js';
 
-// Packs the package as npm would publish it and uses the tarball from CommonJS, ESM and TypeScript.
+// The package packed as npm would publish it (once per run: helpers/packed.ts), used from CommonJS, ESM and TypeScript.
 // Dependencies resolve from the repository's node_modules (the scratch project sits under the repository), so
 // nothing is downloaded.
 
@@ -20,17 +21,12 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
   });
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   mkdirSync(join(root, '.tmp'), { recursive: true });
   project = mkdtempSync(join(root, '.tmp', 'consumer-'));
-  run('npm', ['pack', '--pack-destination', project, '--silent'], root);
-  const tarball = readdirSync(project).find((name) => name.endsWith('.tgz'));
-  const installed = join(project, 'node_modules', 'axios-token-keeper');
-  mkdirSync(installed, { recursive: true });
-  run('tar', ['-xzf', join(project, tarball!), '-C', installed, '--strip-components=1'], project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
+  await consumerOfPackedPackage(project);
   for (const file of readdirSync(fixtures)) copyFileSync(join(fixtures, file), join(project, file));
-}, 120_000);
+}, 300_000);
 
 afterAll(() => {
   if (project) rmSync(project, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startEmulator } from '../lib/emulator/index.js';
 import { refreshTokensSent } from './helpers/emulator.js';
+import { consumerOfPackedPackage } from './helpers/packed.js';
 import { startRedisServer } from '../harness/redis-server.js';
 import type { RedisServer } from '../harness/redis-server.js';
 import type { EmulatorOptions, TokenServiceEmulator } from '../lib/emulator/index.js';
@@ -101,7 +102,7 @@ beforeAll(async () => {
   // The first run downloads the runtimes (about 150 MB from the npm registry); later runs find them in .runtimes/.
   const [runtimes] = await Promise.all([
     exec([process.execPath, runtimesScript, 'install', '--json']),
-    exec([process.execPath, runtimesScript, 'consumer', project]),
+    consumerOfPackedPackage(project),
   ]);
   installed = JSON.parse(runtimes) as Runtime[];
   for (const folder of ['consumer', 'runtimes'])

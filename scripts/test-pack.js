@@ -1,0 +1,60 @@
+// The package packed once per `npm test`, as npm publishes it (scripts/runtimes.mjs consumer: its prepack build, in a
+// copy of the working tree), for the suites that use it as a consumer does (package.test.ts, runtimes.test.ts): each
+// built it again before, tsc twice, in its own worker.
+//
+// jest's globalSetup makes the run's folder (PACKED_PACKAGE_DIR, for the workers) and, for a run of the whole suite,
+// starts the pack at once, so that it overlaps with the first files rather than holding up a worker later; a run of
+// chosen files starts it from the first suite that asks (__tests__/helpers/packed.ts). globalTeardown stops a pack
+// still running, and removes the folder.
+//
+// `node scripts/test-pack.js DIR` packs into DIR/consumer and writes DIR/done (the exit code) when it ends, its output
+// in DIR/pack.log; a second call for the same DIR does nothing (DIR/started is made by one call alone).
+const { spawn } = require('node:child_process');
+const { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } = require('node:fs');
+const { join } = require('node:path');
+
+const root = join(__dirname, '..');
+
+/** Starts the pack into `dir` unless it was started; the child, or undefined when another call started it. */
+function startPack(dir) {
+  try {
+    mkdirSync(join(dir, 'started'));
+  } catch {
+    return undefined;
+  }
+  const log = openSync(join(dir, 'pack.log'), 'w');
+  const child = spawn(process.execPath, [join(__dirname, 'runtimes.mjs'), 'consumer', join(dir, 'consumer')], {
+    cwd: root,
+    stdio: ['ignore', log, log],
+  });
+  child.on('error', (error) => writeFileSync(join(dir, 'done'), `spawn failed: ${error.message}`));
+  child.on('exit', (code, signal) => writeFileSync(join(dir, 'done'), String(code ?? signal)));
+  return child;
+}
+
+let running;
+
+async function globalSetup(globalConfig) {
+  mkdirSync(join(root, '.tmp'), { recursive: true });
+  const dir = mkdtempSync(join(root, '.tmp', 'packed-'));
+  process.env.PACKED_PACKAGE_DIR = dir;
+  if (!globalConfig.testPathPatterns?.isSet?.()) running = startPack(dir);
+}
+
+async function globalTeardown() {
+  const dir = process.env.PACKED_PACKAGE_DIR;
+  if (running && running.exitCode === null && running.signalCode === null) {
+    const ended = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGTERM');
+    await ended;
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+module.exports = globalSetup;
+module.exports.globalTeardown = globalTeardown;
+
+if (require.main === module) {
+  const child = startPack(process.argv[2]);
+  child?.on('exit', (code) => (process.exitCode = code ?? 1));
+}
