@@ -304,6 +304,59 @@ describe('getState() and subscribe(), for a UI', () => {
     expect(states).toEqual([{ status: 'signed-in' }]);
   });
 
+  it('a logout that ends the renewal under way: signed-out, with no error to show (a logout is no failure)', async () => {
+    const { service, api, auth } = rig();
+    await api.get('/orders');
+    service.expireAccessTokens();
+    const release = service.hold('token');
+    const renewing = failureOf(api.get('/orders'));
+    await until(() => service.counters.refreshCalls === 1);
+
+    // The logout waits for the renewal's turn, which ends once its token call has answered.
+    const loggingOut = auth.logout();
+    release();
+    await loggingOut;
+
+    expect(codeOf(await renewing)).toBe('LOGGED_OUT');
+    expect(auth.getState()).toEqual({ status: 'signed-out' });
+  });
+
+  it('a sign-in typed while a renewal is under way is a login of its own, with what was typed, once the renewal ends', async () => {
+    const { service, api, auth } = rig();
+    await api.get('/orders');
+    service.expireAccessTokens();
+    const release = service.hold('token');
+    const renewed = api.get('/orders');
+    await until(() => service.counters.refreshCalls === 1);
+
+    const signingIn = auth.login(typed('typo'));
+    release();
+
+    expect(codeOf(await failureOf(signingIn))).toBe('LOGIN_REJECTED');
+    await expect(renewed).resolves.toMatchObject({ status: 200 });
+    expect(service.counters).toMatchObject({ refreshCalls: 1, loginCalls: 2, rejected: 1 });
+  });
+
+  it('flush() resolves once the renewal under way has ended: its pair is then the one in use', async () => {
+    const { service, api, auth } = rig();
+    await api.get('/orders');
+    const before = await auth.getTokens();
+    service.expireAccessTokens();
+    const release = service.hold('token');
+    const renewed = api.get('/orders');
+    await until(() => service.counters.refreshCalls === 1);
+
+    let flushed = false;
+    const flushing = auth.flush().then(() => (flushed = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(flushed).toBe(false);
+    release();
+    await flushing;
+
+    expect((await auth.getTokens())?.access).not.toBe(before?.access);
+    await expect(renewed).resolves.toMatchObject({ status: 200 });
+  });
+
   it('holders of one store hear each other’s sign-in and sign-out', async () => {
     const service = new FakeTokenService();
     const store = new MemoryTokenStore();
