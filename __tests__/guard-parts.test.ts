@@ -3,6 +3,7 @@
 // exercise these through whole holders; here each rule has a test of its own, so that a change to one line fails one
 // test that names it (npm run test:mutation reaches these files with the quick suites alone).
 import { TokenAuthError } from '../lib/contract/errors.js';
+import { Budget } from '../lib/account/guards/budget.js';
 import { CookieRefusal } from '../lib/account/guards/cookie-refusal.js';
 import { Guards } from '../lib/account/guards/guards.js';
 import type { GuardedCall } from '../lib/account/guards/gate.js';
@@ -114,6 +115,49 @@ describe('the refusals a renewal did not cure', () => {
     expect(refusals.mayRenewFor('GET /c')).toBe(true);
     // Nothing remembered any more: the next accepted replay changes nothing.
     expect(refusals.cured(9)).toBe(false);
+  });
+
+  it('end with a cure of the one endpoint refused so far: refused then on another, they are not general', () => {
+    const refusals = new Refusals(LIFETIME, manualClock().now);
+    refusals.uncured(1, 'GET /a');
+
+    expect(refusals.cured(1)).toBe(true);
+    expect(refusals.save()).not.toHaveProperty('refusedOn');
+    refusals.uncured(2, 'GET /b');
+    expect(refusals.save()).toMatchObject({ general: false, refusedOn: 'GET /b' });
+  });
+
+  it('hold renewals back a token lifetime at most, however many cured nothing', () => {
+    const clock = manualClock();
+    const refusals = new Refusals(LIFETIME, clock.now);
+
+    for (let generation = 1; generation <= 20; generation += 1)
+      refusals.uncured(generation, generation % 2 ? 'GET /a' : 'GET /b');
+
+    expect(refusals.save()).toMatchObject({ general: true, uncuredRenewals: 19, until: clock.now() + LIFETIME });
+  });
+
+  it('last in the record until the latest of their ends', () => {
+    const clock = manualClock();
+    const refusals = new Refusals(LIFETIME, clock.now);
+    refusals.uncured(1, 'GET /a');
+    clock.advance(60_000);
+    refusals.uncured(1, 'GET /a');
+
+    expect(refusals.until()).toBe(clock.now() + LIFETIME);
+  });
+
+  it('read from a record, keep its last 256 endpoints', () => {
+    const clock = manualClock();
+    const refusals = new Refusals(LIFETIME, clock.now);
+    const until = clock.now() + LIFETIME;
+    const uncured = Array.from({ length: 300 }, (_, i): [string, number] => [`GET /e${i}`, until]);
+
+    refusals.load({ uncured, general: false, uncuredRenewals: 0, until: 0 });
+
+    expect(refusals.save().uncured).toEqual(uncured.slice(-256));
+    expect(refusals.mayRenewFor('GET /e43')).toBe(true);
+    expect(refusals.mayRenewFor('GET /e44')).toBe(false);
   });
 
   it('go to another holder through the record: its refused endpoint and its back-off', () => {
@@ -261,6 +305,14 @@ describe('the login pause', () => {
     }
   });
 
+  it('holds back logins alone: a refresh, and the sign-in a person types, go', () => {
+    const { pause } = holderPause();
+
+    expect(pause.refuse(AUTO_LOGIN)?.code).toBe('LOGIN_REJECTED');
+    expect(pause.refuse(refresh('rt-a'))).toBeUndefined();
+    expect(pause.refuse({ operation: 'login', mode: 'login', typed: true })).toBeUndefined();
+  });
+
   it('reads a pause written without a status or a holder, and refuses one of another shape', () => {
     const { pause } = holderPause();
     const bare: Partial<LoginPauseState> = { ...pause.save()! };
@@ -291,6 +343,7 @@ describe('the guards, one record', () => {
     const other = new Guards(options, { shared: true });
     expect(other.restore({ ...record, version: 2 })).toBe(false);
     expect(other.restore({ ...record, refusedRefresh: 'rt-a' })).toBe(false);
+    expect(other.restore({ ...record, expiresAt: Number.POSITIVE_INFINITY })).toBe(false);
     expect(other.refusedBefore('rt-a')).toBe(false);
     expect(other.restore(JSON.parse(JSON.stringify(record)))).toBe(true);
     expect(other.refusedBefore('rt-a')).toBe(true);
@@ -304,6 +357,22 @@ describe('the guards, one record', () => {
     guards.forgetRefusals();
 
     expect(guards.mayRenewFor('GET /a')).toBe(true);
+  });
+});
+
+describe('the budget', () => {
+  it('counts a call for its window, to the millisecond: a login spent a window ago is spent no more', () => {
+    const clock = manualClock();
+    const budget = new Budget({ logins: 1, refreshes: 1, windowMs: HOUR }, clock.now, false);
+    budget.spend(AUTO_LOGIN);
+    budget.spend(refresh('rt-a'));
+
+    clock.advance(HOUR - 1);
+    expect(budget.refuse(AUTO_LOGIN)?.code).toBe('TOKEN_BUDGET_EXCEEDED');
+    expect(budget.refuse(refresh('rt-b'))?.code).toBe('TOKEN_BUDGET_EXCEEDED');
+    clock.advance(1);
+    expect(budget.refuse(AUTO_LOGIN)).toBeUndefined();
+    expect(budget.refuse(refresh('rt-b'))).toBeUndefined();
   });
 });
 
