@@ -2,7 +2,8 @@
 // copy of the working tree), for the suites that use it as a consumer does (package.test.ts, runtimes.test.ts): each
 // built it again before, tsc twice, in its own worker.
 //
-// jest's globalSetup makes the run's folder (PACKED_PACKAGE_DIR, for the workers) and, for a run of the whole suite,
+// jest's globalSetup makes the run's folder, .tmp/packed-<its pid> (the workers' parent, or the process of a run in
+// band: an environment variable set here does not reach the workers) and, for a run of the whole suite,
 // starts the pack at once, so that it overlaps with the first files rather than holding up a worker later; a run of
 // chosen files starts it from the first suite that asks (__tests__/helpers/packed.ts). globalTeardown stops a pack
 // still running, and removes the folder.
@@ -10,7 +11,7 @@
 // `node scripts/test-pack.js DIR` packs into DIR/consumer and writes DIR/done (the exit code) when it ends, its output
 // in DIR/pack.log; a second call for the same DIR does nothing (DIR/started is made by one call alone).
 const { spawn } = require('node:child_process');
-const { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } = require('node:fs');
+const { mkdirSync, openSync, rmSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..');
@@ -32,27 +33,32 @@ function startPack(dir) {
   return child;
 }
 
+/** The pack folder of the jest run whose main process is `pid`. */
+const packDirOf = (pid) => join(root, '.tmp', `packed-${pid}`);
+
 let running;
 
 async function globalSetup(globalConfig) {
   mkdirSync(join(root, '.tmp'), { recursive: true });
-  const dir = mkdtempSync(join(root, '.tmp', 'packed-'));
-  process.env.PACKED_PACKAGE_DIR = dir;
+  const dir = packDirOf(process.pid);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir);
   if (!globalConfig.testPathPatterns?.isSet?.()) running = startPack(dir);
 }
 
 async function globalTeardown() {
-  const dir = process.env.PACKED_PACKAGE_DIR;
+  const dir = packDirOf(process.pid);
   if (running && running.exitCode === null && running.signalCode === null) {
     const ended = new Promise((resolve) => running.once('exit', resolve));
     running.kill('SIGTERM');
     await ended;
   }
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
 }
 
 module.exports = globalSetup;
 module.exports.globalTeardown = globalTeardown;
+module.exports.packDirOf = packDirOf;
 
 if (require.main === module) {
   const child = startPack(process.argv[2]);

@@ -6,14 +6,19 @@ import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
 
-/** The run's pack folder: jest's globalSetup made it; a run without it gets one of its own. */
+let ownDir: string | undefined;
+
+/**
+ * The run's pack folder, which jest's globalSetup made as .tmp/packed-<pid of jest's main process>: this worker's
+ * parent, or this process in a run in band. A run without it (another config) gets one of its own.
+ */
 function packDir(): string {
-  let dir = process.env['PACKED_PACKAGE_DIR'];
-  if (!dir) {
-    mkdirSync(join(root, '.tmp'), { recursive: true });
-    dir = process.env['PACKED_PACKAGE_DIR'] = mkdtempSync(join(root, '.tmp', 'packed-'));
+  for (const pid of [process.ppid, process.pid]) {
+    const dir = join(root, '.tmp', `packed-${pid}`);
+    if (existsSync(dir)) return dir;
   }
-  return dir;
+  mkdirSync(join(root, '.tmp'), { recursive: true });
+  return (ownDir ??= mkdtempSync(join(root, '.tmp', 'packed-own-')));
 }
 
 /**
