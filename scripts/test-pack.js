@@ -12,6 +12,7 @@
 // in DIR/pack.log; a second call for the same DIR does nothing (DIR/started is made by one call alone).
 const { spawn } = require('node:child_process');
 const { mkdirSync, openSync, rmSync, writeFileSync } = require('node:fs');
+const { setPriority } = require('node:os');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..');
@@ -28,6 +29,12 @@ function startPack(dir) {
     cwd: root,
     stdio: ['ignore', log, log],
   });
+  // Below the suites in the scheduler's order: the pack has minutes before the first suite asks, they have none.
+  try {
+    setPriority(child.pid, 10);
+  } catch {
+    // A platform that cannot lower it: the pack competes as it is.
+  }
   child.on('error', (error) => writeFileSync(join(dir, 'done'), `spawn failed: ${error.message}`));
   child.on('exit', (code, signal) => writeFileSync(join(dir, 'done'), String(code ?? signal)));
   return child;
