@@ -31,7 +31,8 @@ function startPack(dir) {
   });
   // Below the suites in the scheduler's order: the pack has minutes before the first suite asks, they have none.
   try {
-    setPriority(child.pid, 10);
+    // Not without a pid (the spawn failed): setPriority(undefined, 10) would lower this process.
+    if (child.pid !== undefined) setPriority(child.pid, 10);
   } catch {
     // A platform that cannot lower it: the pack competes as it is.
   }
