@@ -137,13 +137,15 @@ describe('the refusals a renewal did not cure', () => {
     expect(refusals.save()).toMatchObject({ general: true, uncuredRenewals: 19, until: clock.now() + LIFETIME });
   });
 
-  it('last in the record until the latest of their ends', () => {
+  it('last in the record until the latest of their ends: of the endpoints and of the back-off', () => {
     const clock = manualClock();
     const refusals = new Refusals(LIFETIME, clock.now);
     refusals.uncured(1, 'GET /a');
     clock.advance(60_000);
-    refusals.uncured(1, 'GET /a');
+    refusals.uncured(2, 'GET /b');
 
+    // The back-off ends in 1 s, /a a minute before /b.
+    expect(refusals.save()).toMatchObject({ general: true, until: clock.now() + 1_000 });
     expect(refusals.until()).toBe(clock.now() + LIFETIME);
   });
 

@@ -66,7 +66,6 @@ async function globalTeardown() {
 
 module.exports = globalSetup;
 module.exports.globalTeardown = globalTeardown;
-module.exports.packDirOf = packDirOf;
 
 if (require.main === module) {
   const child = startPack(process.argv[2]);
