@@ -1,12 +1,13 @@
 // What the tests of a fleet whose store goes down share: a warm fleet on one redis-server, the refresh tokens the
 // token calls carried, and each worker's warnings.
 import { randomUUID } from 'node:crypto';
-import { sumBursts } from '../../harness/fleet.js';
-import type { Fleet, FleetEvent, FleetOptions, FleetPool, RedisClientSettings } from '../../harness/fleet.js';
-import { subscriptions } from '../../harness/redis-server.js';
+import { FleetPool, sumBursts } from '../../harness/fleet.js';
+import type { Fleet, FleetEvent, FleetOptions, RedisClientSettings } from '../../harness/fleet.js';
+import { startRedisServer, subscriptions } from '../../harness/redis-server.js';
 import type { RedisServer } from '../../harness/redis-server.js';
+import { startEmulator } from '../../lib/emulator/index.js';
 import type { TokenServiceEmulator } from '../../lib/emulator/index.js';
-import { refreshTokensSent } from './emulator.js';
+import { E2E_PASSWORD, E2E_USER, refreshTokensSent } from './emulator.js';
 import { until } from './flow.js';
 
 /** How many token calls carried a refresh token that an earlier one had carried: spent refresh tokens sent. */
@@ -47,4 +48,34 @@ export function warningsOf(fleet: Fleet, from: number): string[][] {
       .filter((event: FleetEvent) => event.name === 'warning' && event.at >= from)
       .map((event) => (event as Extract<FleetEvent, { name: 'warning' }>).code),
   );
+}
+
+/** What one outage scenario has to itself: its redis-server, its token service and its fleets. */
+export interface OutageRig {
+  server: RedisServer;
+  service: TokenServiceEmulator;
+  fleets: FleetPool;
+}
+
+/**
+ * Runs one outage scenario on a redis-server, a token service and fleets of its own, and stops them all after it,
+ * whether it passed or not. A file's scenarios mostly wait (an outage is paced in seconds), so they run at once
+ * (`it.concurrent`): one pauses its server while another's keeps answering. jest runs no `beforeEach`/`afterEach` around
+ * a concurrent test, hence this.
+ */
+export async function inOwnOutageRig<T>(scenario: (rig: OutageRig) => Promise<T>): Promise<T> {
+  const server = await startRedisServer();
+  const fleets = new FleetPool();
+  let service: TokenServiceEmulator | undefined;
+  try {
+    service = await startEmulator({ users: { [E2E_USER]: E2E_PASSWORD } });
+    return await scenario({ server, service, fleets });
+  } finally {
+    // A worker that ended on its own (a crash) fails the scenario, once the servers are stopped too.
+    try {
+      await fleets.stopAll();
+    } finally {
+      await Promise.all([service?.close(), server.stop()]);
+    }
+  }
 }
