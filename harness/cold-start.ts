@@ -12,9 +12,7 @@
  */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { build } from 'esbuild';
+import { bundleWorker } from './bundle-worker.js';
 
 /** What an instance is started with (COLD_START_CONFIG, as JSON). */
 export interface ColdStartConfig {
@@ -48,22 +46,9 @@ export interface Instance {
   stop(): Promise<void>;
 }
 
-const ROOT = join(__dirname, '..');
-
-/** Bundles cold-start-worker.ts into one file under .tmp/, and gives its path. */
-export async function bundleColdStartWorker(): Promise<string> {
-  const outfile = join(ROOT, '.tmp', 'cold-start', `worker-${process.pid}.cjs`);
-  mkdirSync(dirname(outfile), { recursive: true });
-  await build({
-    entryPoints: [join(__dirname, 'cold-start-worker.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node18',
-    outfile,
-    logLevel: 'silent',
-  });
-  return outfile;
+/** Bundles cold-start-worker.ts and its packages into one file under .tmp/, and gives its path. */
+export function bundleColdStartWorker(): Promise<string> {
+  return bundleWorker('cold-start-worker');
 }
 
 /** Starts an instance from the bundled worker and resolves once it is ready (its module has run). */
