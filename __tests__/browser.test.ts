@@ -145,9 +145,21 @@ it('without Web Locks, a renewal slower than the lease keeps it: the other tab w
   const on = await emulator({ cors: true, latency: { token: 2_500 } });
   const store = { key: 'orders', lockTtlMs: 1_000 };
   const tabs = [await openTab(on, store), await openTab(on, store)];
-  expect(await allAtOnce(tabs, 3)).toMatchObject({ ok: 6 });
+  // The second tab comes half a second after the first, while the first one's token call (2.5 s) holds the lease: it
+  // waits past the lease's first second. Not at the same moment: two claims within the time localStorage takes to
+  // reach the other tab can both win (the lease's documented weakness, tested above), which this test is not about.
+  const staggered = async () => {
+    const first = tabs[0]!.burst(3);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const second = await tabs[1]!.burst(3);
+    return { first: await first, second };
+  };
+  expect(await staggered()).toMatchObject({ first: { ok: 3 }, second: { ok: 3 } });
   on.expireAccessTokens();
-  expect(await allAtOnce(tabs, 3)).toEqual({ ok: 6, failed: 0, errors: [] });
+  expect(await staggered()).toEqual({
+    first: { ok: 3, failed: 0, errors: [] },
+    second: { ok: 3, failed: 0, errors: [] },
+  });
   expect(on.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0, tokenCalls: 2 });
 });
 
