@@ -1,6 +1,6 @@
 /**
  * One process of a fleet (see fleet.ts): an axios instance with the plugin attached to a shared store, for the default
- * account and the named ones of its config, driven by its parent over IPC. Run bundled (`fleetWorkerScript()` in
+ * account and the named ones of its config, driven by its parent over IPC. Run bundled (`fleetWorkerScript` in
  * fleet.ts), with its config, as JSON, in FLEET_WORKER_CONFIG.
  *
  * It never prints a token: what it reports are counts, timings, event names and error codes and messages, and those

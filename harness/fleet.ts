@@ -371,12 +371,13 @@ const ROOT = resolve(__dirname, '..');
 let workerScript: Promise<string> | undefined;
 
 /**
- * fleet-worker.ts bundled into one file under .tmp/ (esbuild; the packages stay in node_modules), once per process
- * that starts fleets. A worker then starts on about 0.4 s of CPU rather than the 1 s of `node --import tsx` on the
- * sources, and `npm test` starts 342 of them on a machine of 2 cores. No source map (it costs a tenth more at each
- * start): the bundle is not minified, and esbuild heads each part of it with the source file it came from.
+ * fleet-worker.ts bundled into one file under .tmp/ (esbuild; the packages stay in node_modules), once per load of
+ * this module: once per test file under jest, which loads modules afresh for each (about 0.2 s). A worker then starts
+ * on about 0.4 s of CPU rather than the 1 s of `node --import tsx` on the sources, and `npm test` starts 342 of them on
+ * a machine of 2 cores. No source map (it costs a tenth more at each start): the bundle is not minified, and esbuild
+ * heads each part of it with the source file it came from.
  */
-export function fleetWorkerScript(): Promise<string> {
+function fleetWorkerScript(): Promise<string> {
   workerScript ??= bundleWorker('fleet-worker', { packages: 'external' });
   return workerScript;
 }

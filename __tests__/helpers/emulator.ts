@@ -24,8 +24,13 @@ export function closeEmulatorsAfterEach(): void {
   });
 }
 
+/** An emulator that knows the test account, for the caller to close ({@link emulator}'s are closed after each test). */
+export function accountEmulator(options: EmulatorOptions = {}): Promise<TokenServiceEmulator> {
+  return startEmulator({ users: { [E2E_USER]: E2E_PASSWORD }, ...options });
+}
+
 export async function emulator(options: EmulatorOptions = {}): Promise<TokenServiceEmulator> {
-  const started = await startEmulator({ users: { [E2E_USER]: E2E_PASSWORD }, ...options });
+  const started = await accountEmulator(options);
   running.add(started);
   return started;
 }

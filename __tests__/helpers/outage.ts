@@ -1,13 +1,12 @@
 // What the tests of a fleet whose store goes down share: a warm fleet on one redis-server, the refresh tokens the
-// token calls carried, and each worker's warnings.
+// token calls carried, each worker's warnings, and a scenario's own servers when a file runs its scenarios at once.
 import { randomUUID } from 'node:crypto';
 import { FleetPool, sumBursts } from '../../harness/fleet.js';
 import type { Fleet, FleetEvent, FleetOptions, RedisClientSettings } from '../../harness/fleet.js';
 import { startRedisServer, subscriptions } from '../../harness/redis-server.js';
 import type { RedisServer } from '../../harness/redis-server.js';
-import { startEmulator } from '../../lib/emulator/index.js';
 import type { TokenServiceEmulator } from '../../lib/emulator/index.js';
-import { E2E_PASSWORD, E2E_USER, refreshTokensSent } from './emulator.js';
+import { accountEmulator, refreshTokensSent } from './emulator.js';
 import { until } from './flow.js';
 
 /** How many token calls carried a refresh token that an earlier one had carried: spent refresh tokens sent. */
@@ -60,15 +59,15 @@ export interface OutageRig {
 /**
  * Runs one outage scenario on a redis-server, a token service and fleets of its own, and stops them all after it,
  * whether it passed or not. A file's scenarios mostly wait (an outage is paced in seconds), so they run at once
- * (`it.concurrent`): one pauses its server while another's keeps answering. jest runs no `beforeEach`/`afterEach` around
- * a concurrent test, hence this.
+ * (`it.concurrent`): one pauses its server while another's keeps answering. jest runs no `beforeEach` or `afterEach`
+ * around a concurrent test, hence this.
  */
 export async function inOwnOutageRig<T>(scenario: (rig: OutageRig) => Promise<T>): Promise<T> {
   const server = await startRedisServer();
   const fleets = new FleetPool();
   let service: TokenServiceEmulator | undefined;
   try {
-    service = await startEmulator({ users: { [E2E_USER]: E2E_PASSWORD } });
+    service = await accountEmulator();
     return await scenario({ server, service, fleets });
   } finally {
     // A worker that ended on its own (a crash) fails the scenario, once the servers are stopped too.
