@@ -226,6 +226,7 @@ describe('a refused refresh token', () => {
     at: 'refresh-refused',
     alone: false,
     newerAccepted: false,
+    leaseLost: false,
     ...facts,
   });
 
@@ -236,6 +237,12 @@ describe('a refused refresh token', () => {
   it('takes the newer pair another holder stored, else drops the dead pair and logs in', () => {
     expect(decide(refused({ newerAccepted: true }))).toBe('take-stored');
     expect(decide(refused({}))).toBe('drop-and-log-in');
+  });
+
+  it("under a lease that may be another's, drops nothing and takes the turn again, unless the newer pair is there", () => {
+    expect(decide(refused({ leaseLost: true }))).toBe('turn-lost');
+    expect(decide(refused({ leaseLost: true, newerAccepted: true }))).toBe('take-stored');
+    expect(decide(refused({ alone: true, leaseLost: true }))).toBe('log-in');
   });
 });
 

@@ -1,10 +1,11 @@
 import { isAxiosError } from 'axios';
 import { MemoryTokenStore, isTokenAuthError } from '../lib/index.js';
-import type { RenewalReason, TokenAuthError, TokenAuthEvents } from '../lib/index.js';
+import type { RenewalReason, TokenAuthError, TokenAuthEvents, TokenPair } from '../lib/index.js';
+import type { TokenStoreLock, TokenStoreLockRequest } from '../lib/index.js';
 import { FakeTokenService, PASSWORD, USERNAME } from './helpers/service.js';
 import type { Received } from './helpers/service.js';
 import { LocklessStore } from './helpers/lockless-store.js';
-import { burst, fulfilled, manualClock, rig } from './helpers/setup.js';
+import { burst, fulfilled, manualClock, rig, until } from './helpers/setup.js';
 
 /** The refresh tokens the token calls carried, in order. */
 function refreshTokensSent(service: FakeTokenService): unknown[] {
@@ -144,6 +145,71 @@ describe('the token call rejects the refresh token', () => {
     expect(new Set(replays.map((entry) => entry.authorization))).toEqual(new Set([`Bearer ${fresh}`]));
     expect(logins).toEqual(['no-token', 'refresh-rejected']);
     expect(auth.stats()).toMatchObject({ logins: 2, refreshes: 0, replays: n, failures: 1 });
+  });
+});
+
+/**
+ * A shared store whose lock's lease another holder takes over while this holder's token call is out, as when two tabs
+ * claimed a lease in localStorage at once and storage kept the other's claim: from `takeOver()` its `leaseLeftMs` says
+ * 0, and the next lock waits until `handOver(pair)` has stored that holder's pair. It counts what is cleared.
+ */
+class TakenOverStore extends MemoryTokenStore {
+  cleared = 0;
+  /** A lock is waiting for the other holder's hand-over. */
+  waiting = false;
+  private takenOver = false;
+  private handedOver = Promise.resolve();
+  private handOverNow = (): void => undefined;
+
+  takeOver(): void {
+    this.takenOver = true;
+    this.handedOver = new Promise((resolve) => (this.handOverNow = resolve));
+  }
+
+  handOver(pair: TokenPair): void {
+    super.set(pair);
+    this.takenOver = false;
+    this.handOverNow();
+  }
+
+  override async lock(request?: TokenStoreLockRequest): Promise<TokenStoreLock> {
+    this.waiting = this.takenOver;
+    await this.handedOver;
+    this.waiting = false;
+    const held = await super.lock(request);
+    return { ...held, leaseLeftMs: () => (this.takenOver ? 0 : 10_000) };
+  }
+
+  override clear(): void {
+    this.cleared += 1;
+    super.clear();
+  }
+}
+
+describe("the token call rejects the refresh token sent under a lease that is another holder's now", () => {
+  it("drops nothing, logs nobody in, and takes the turn again, for that holder's pair", async () => {
+    const store = new TakenOverStore();
+    const { service, api, auth } = rig({ store });
+    await api.get('/prime');
+    service.expireAccessTokens();
+    const release = service.hold('token');
+    const request = api.get('/orders');
+    await until(() => service.counters.refreshCalls === 1);
+
+    // The other holder spent the refresh token first: this holder's call is refused, and its lease is not its own.
+    store.takeOver();
+    service.revokeRefreshTokens();
+    release();
+    await until(() => store.waiting);
+    const theirs = { access: 'acc-theirs', refresh: 'ref-theirs' };
+    service.validAccess.add(theirs.access);
+    store.handOver(theirs);
+
+    expect((await request).status).toBe(200);
+    expect(service.received.at(-1)?.authorization).toBe('Bearer acc-theirs');
+    expect(service.counters).toMatchObject({ loginCalls: 1, refreshCalls: 1, rejected: 1 });
+    expect(store.cleared).toBe(0);
+    expect(await auth.getTokens()).toMatchObject(theirs);
   });
 });
 

@@ -107,6 +107,8 @@ export interface Turn {
   readonly storeSilent: boolean;
   /** Throws {@link TurnLost} when the lock's lease may have lapsed: asked right before each login or token call leaves. */
   confirmLease(): void;
+  /** The lock's lease may have lapsed, or is another holder's now. */
+  readonly leaseLost: boolean;
   /** The stored pair, unless it is a stale copy of one this holder gave up. */
   read(): Promise<TokenPair | null>;
   /** Reads the account's record into the guards, as the store has it under the lock. */

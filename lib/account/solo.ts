@@ -41,6 +41,7 @@ export class SoloLink implements StoreLink {
       lockTaken: true,
       storeSilent: false,
       confirmLease: nothing,
+      leaseLost: false,
       // The pair this holder keeps is the only one there is.
       read: () => Promise.resolve(pairs.current?.pair ?? null),
       openRecord: done,

@@ -27,10 +27,12 @@ export interface TokenStoreLock {
   /**
    * How long the lock is surely still this holder's, in milliseconds by this process's clock, for a lock kept as a
    * lease that can lapse: its end as last granted or extended, less a margin of the store's for the way to it and the
-   * clocks' drift. The plugin asks it right before each login or token call goes out, and sends nothing when it is 0
-   * or less: a holder frozen with the lock (a stopped process, a serverless instance thawed, a long GC pause) may thaw
-   * after another holder took the lock and spent the refresh token this one read. Stores whose lock cannot lapse (one
-   * process) leave it out.
+   * clocks' drift, or 0 once the store sees the lock as another holder's. The plugin asks it right before each login or
+   * token call goes out, and sends nothing when it is 0 or less: a holder frozen with the lock (a stopped process, a
+   * serverless instance thawed, a long GC pause) may thaw after another holder took the lock and spent the refresh
+   * token this one read. It asks again when the token call refused the refresh token: at 0 or less it drops nothing and
+   * takes its turn again, for the pair of the holder that spent it. Stores whose lock cannot lapse (one process) leave
+   * it out.
    */
   leaseLeftMs?(): number;
   /**

@@ -89,8 +89,12 @@ export class StoreTurn implements Turn {
    * leaves, as late as the plugin can ask, so that a holder that thaws after its lease lapsed sends nothing.
    */
   confirmLease(): void {
+    if (this.leaseLost) throw new TurnLost({ lapsed: true });
+  }
+
+  get leaseLost(): boolean {
     const left = this.lock.leaseLeftMs?.();
-    if (left !== undefined && !(left > 0)) throw new TurnLost({ lapsed: true });
+    return left !== undefined && !(left > 0);
   }
 
   /** Begins the calls of this turn after `previous`, the end of the turns before it. */

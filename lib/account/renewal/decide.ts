@@ -101,6 +101,11 @@ export interface RefreshRefusedFacts {
   readonly alone: boolean;
   /** A pair another holder stored (or this holder heard of) since, which carries another refresh token. */
   readonly newerAccepted: boolean;
+  /**
+   * The lease of the turn's lock may have lapsed, or another holder holds it now (two tabs that claimed a lease in
+   * `localStorage` at once): the holder that spent the refresh token may not have stored its successor yet.
+   */
+  readonly leaseLost: boolean;
 }
 
 /** A login is about to ask for the credentials. */
@@ -153,7 +158,7 @@ export interface Steps {
     | 'log-in'
     | 'refresh';
   alone: 'refresh-own' | 'log-in';
-  'refresh-refused': 'log-in' | 'take-stored' | 'drop-and-log-in';
+  'refresh-refused': 'log-in' | 'take-stored' | 'turn-lost' | 'drop-and-log-in';
   login: 'fail-paused' | 'call';
   'turn-lost': 'take-turn-again' | 'fail-lapsed' | 'fail-unavailable';
 }
@@ -231,6 +236,8 @@ export const RULES: { readonly [M in Facts['at']]: Rules<M> } = {
     [(f) => f.alone, 'log-in'],
     // Rotated refresh tokens work once: another holder may have spent this one and stored its successor.
     [(f) => f.newerAccepted, 'take-stored'],
+    // Nothing is dropped on the word of a lease that may be another's: the turn again, for that holder's pair.
+    [(f) => f.leaseLost, 'turn-lost'],
     // Otherwise the pair is dead: dropped, so that if the login fails too, no request sends it again.
     [always, 'drop-and-log-in'],
   ],

@@ -166,10 +166,16 @@ export class Renewal {
       const again = (await scope.turn.read()) ?? pairs.current?.pair ?? null;
       const newerAccepted =
         again !== null && pairs.accepts(again, { replacing: basis, deadRefresh: basis?.refresh, renewing: true });
-      if (decide({ at: 'refresh-refused', alone: false, newerAccepted }) === 'take-stored')
-        return this.calls.take(again!, scope.epoch);
-      await this.#discard(basis, scope, again);
-      return this.calls.logIn('refresh-rejected', scope);
+      const { leaseLost } = scope.turn;
+      switch (decide({ at: 'refresh-refused', alone: false, newerAccepted, leaseLost })) {
+        case 'take-stored':
+          return this.calls.take(again!, scope.epoch);
+        case 'turn-lost':
+          throw new TurnLost({ lapsed: true });
+        default:
+          await this.#discard(basis, scope, again);
+          return this.calls.logIn('refresh-rejected', scope);
+      }
     }
   }
 
@@ -188,7 +194,7 @@ export class Renewal {
         return await this.calls.refresh(own!.pair, scope);
       } catch (error) {
         if (!hasCode(error, 'REFRESH_REJECTED')) throw error;
-        decide({ at: 'refresh-refused', alone: true, newerAccepted: false });
+        decide({ at: 'refresh-refused', alone: true, newerAccepted: false, leaseLost: false });
       }
     }
     return this.calls.logIn(scope.reason, scope);
