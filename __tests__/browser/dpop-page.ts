@@ -134,7 +134,7 @@ window.tokenKeeperPage = {
   storage: () => ({ local: entries(localStorage), session: entries(sessionStorage) }),
   pair: () => started().getTokens(),
   loadSealingKey: notHere,
-  raw: { open: notHere, lock: notHere, write: notHere },
+  raw: { open: notHere, lock: notHere, leaseLeft: notHere, write: notHere },
 } satisfies TokenKeeperPage;
 
 window.dpopPage = {

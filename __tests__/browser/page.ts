@@ -2,7 +2,7 @@
 // `window.tokenKeeperPage`. Nothing here decides an outcome; the test reads the emulator's counters.
 import axios from 'axios';
 import { attachTokenAuth, isTokenAuthError } from 'axios-token-keeper';
-import type { TokenAuth, TokenAuthEvents, TokenPair } from 'axios-token-keeper';
+import type { TokenAuth, TokenAuthEvents, TokenPair, TokenStoreLock } from 'axios-token-keeper';
 import { BrowserTokenStore } from 'axios-token-keeper/browser-store';
 import type { BrowserLocking, BrowserTokenStoreOptions } from 'axios-token-keeper/browser-store';
 import { sealing } from 'axios-token-keeper/sealing';
@@ -54,6 +54,8 @@ export interface TokenKeeperPage {
   raw: {
     open(options: BrowserTokenStoreOptions): BrowserLocking;
     lock(): Promise<number | null>;
+    /** The held lock's `leaseLeftMs()`: how long it is surely this tab's (0: lapsed, or another tab's now). */
+    leaseLeft(): number | null;
     write(pair: TokenPair, fence: number | null): Promise<boolean>;
   };
 }
@@ -67,6 +69,7 @@ declare global {
 let auth: TokenAuth | undefined;
 const sealingKeys = new Map<string, CryptoKey>();
 let raw: BrowserTokenStore | undefined;
+let held: TokenStoreLock | undefined;
 let api = axios.create();
 const seen: string[] = [];
 
@@ -148,7 +151,11 @@ window.tokenKeeperPage = {
       raw = new BrowserTokenStore(options);
       return raw.locking;
     },
-    lock: async () => (await raw!.lock()).fence ?? null,
+    lock: async () => {
+      held = await raw!.lock();
+      return held.fence ?? null;
+    },
+    leaseLeft: () => held?.leaseLeftMs?.() ?? null,
     write: (pair, fence) => raw!.set(pair, fence ?? undefined),
   },
 };
