@@ -5,22 +5,16 @@
 // token.
 import { bundleColdStartWorker, startInstance } from '../harness/cold-start.js';
 import type { ColdStartConfig, Instance, InstanceAnswer } from '../harness/cold-start.js';
-import { startUpstashBridge } from '../harness/upstash-rest.js';
-import type { UpstashBridge } from '../harness/upstash-rest.js';
 import { closeEmulatorsAfterEach, emulator } from './helpers/emulator.js';
 import { until } from './helpers/flow.js';
-import { redisForFile } from './helpers/redis.js';
+import { upstashBridgeForFile } from './helpers/redis.js';
 
-const { server, redis } = redisForFile();
+const { redis, bridge } = upstashBridgeForFile();
 closeEmulatorsAfterEach();
-let bridge: UpstashBridge;
 let worker: string;
 beforeAll(async () => {
-  [bridge, worker] = await Promise.all([startUpstashBridge({ redisUrl: server().url }), bundleColdStartWorker()]);
+  worker = await bundleColdStartWorker();
 }, 60_000);
-afterAll(async () => {
-  await bridge?.stop();
-});
 
 let serial = 0;
 let instances: Instance[] = [];
@@ -38,7 +32,7 @@ let service: Awaited<ReturnType<typeof emulator>>;
 /** What every instance of the test is started with, on a new emulator. */
 async function fleetConfig(): Promise<ColdStartConfig> {
   service = await emulator();
-  return { restUrl: bridge.url, restToken: bridge.token, serviceUrl: service.url, prefix: `cold-start:${serial}` };
+  return { restUrl: bridge().url, restToken: bridge().token, serviceUrl: service.url, prefix: `cold-start:${serial}` };
 }
 
 async function start(settings: ColdStartConfig): Promise<Instance> {
@@ -97,7 +91,7 @@ it('an instance frozen with the lock (SIGSTOP past its lease, then SIGCONT) leav
   service.expireAccessTokens();
   const isLockTry = (command: readonly string[]) =>
     /^eval(sha)?$/i.test(command[0]!) && String(command[2]) === '3' && command[5] === keys.lock;
-  const hold = bridge.holdNext(isLockTry);
+  const hold = bridge().holdNext(isLockTry);
   const refused = frozen.request('/orders/frozen');
   await hold.held;
   frozen.freeze();
@@ -108,12 +102,12 @@ it('an instance frozen with the lock (SIGSTOP past its lease, then SIGCONT) leav
   expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
   const stored = await redis().get(keys.pair);
 
-  bridge.resetCounts();
+  bridge().resetCounts();
   frozen.thaw();
   expect(ok([await refused])).toHaveLength(1);
   // It found under its lapsed lock the pair the other stored, and took it: no token call, nothing written over it;
   // one read of the store (the pair and the account's record), besides its lease's extension and release.
   expect(service.counters).toMatchObject({ logins: 1, refreshes: 1, rejected: 0 });
   expect(await redis().get(keys.pair)).toBe(stored);
-  expect(bridge.counts().byCommand.get('get')).toBe(2);
+  expect(bridge().counts().byCommand.get('get')).toBe(2);
 }, 120_000);

@@ -7,13 +7,11 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { startUpstashBridge } from '../harness/upstash-rest.js';
-import type { UpstashBridge } from '../harness/upstash-rest.js';
 import { closeEmulatorsAfterEach, E2E_PASSWORD, E2E_USER, emulator } from './helpers/emulator.js';
-import { redisForFile } from './helpers/redis.js';
+import { upstashBridgeForFile } from './helpers/redis.js';
 
 const root = join(__dirname, '..');
-const { server } = redisForFile();
+const { bridge } = upstashBridgeForFile();
 closeEmulatorsAfterEach();
 
 /** The parts of miniflare this test uses. */
@@ -23,7 +21,6 @@ interface MiniflareLike {
 }
 type MiniflareClass = new (options: object) => MiniflareLike & { ready: Promise<unknown> };
 
-let bridge: UpstashBridge;
 let script: string;
 let Miniflare: MiniflareClass;
 const isolates: MiniflareLike[] = [];
@@ -38,7 +35,6 @@ beforeAll(async () => {
   ({ Miniflare } = createRequire(join(root, '.runtimes', 'package.json'))('miniflare') as {
     Miniflare: MiniflareClass;
   });
-  bridge = await startUpstashBridge({ redisUrl: server().url });
   const bundled = await build({
     entryPoints: [join(root, 'examples', 'cloudflare-worker.ts')],
     bundle: true,
@@ -54,7 +50,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(isolates.map((isolate) => isolate.dispose()));
-  await bridge?.stop();
 });
 
 it('3 workerd isolates share one pair through @upstash/redis: 1 login, then 1 token call per expiry', async () => {
@@ -63,8 +58,8 @@ it('3 workerd isolates share one pair through @upstash/redis: 1 login, then 1 to
     API_URL: service.url,
     API_USERNAME: E2E_USER,
     API_PASSWORD: E2E_PASSWORD,
-    UPSTASH_REDIS_REST_URL: bridge.url,
-    UPSTASH_REDIS_REST_TOKEN: bridge.token,
+    UPSTASH_REDIS_REST_URL: bridge().url,
+    UPSTASH_REDIS_REST_TOKEN: bridge().token,
   };
   for (let isolate = 0; isolate < 3; isolate += 1) {
     // The workerd of scripts/run-worker.mjs: its release's compatibility date, no flag (no `nodejs_compat`).

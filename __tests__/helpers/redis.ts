@@ -62,13 +62,15 @@ export function upstashBridgeForFile(): {
   redis: () => Redis;
   bridge: () => UpstashBridge;
 } {
-  const { server, redis } = redisForFile();
   let bridge: UpstashBridge | undefined;
-  beforeAll(async () => {
-    bridge = await startUpstashBridge({ redisUrl: server().url });
-  });
+  // Registered before the server's hooks, so that the bridge's connections quit while the server still answers: an
+  // ioredis connection closed after its server keeps its process alive 2 s more (a worker jest then kills).
   afterAll(async () => {
     await bridge?.stop();
+  });
+  const { server, redis } = redisForFile();
+  beforeAll(async () => {
+    bridge = await startUpstashBridge({ redisUrl: server().url });
   });
   return {
     server,
