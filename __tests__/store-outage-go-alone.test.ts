@@ -8,7 +8,7 @@ import { keepEachBursting, sumBursts } from '../harness/fleet.js';
 import type { FleetEvent, RedisClientSettings } from '../harness/fleet.js';
 import { requireRedisServer, subscriptions, withConnection } from '../harness/redis-server.js';
 import { until } from './helpers/flow.js';
-import { inOwnOutageRig, spentSent, warmFleet, warningsOf } from './helpers/outage.js';
+import { inOwnOutageRig, pausedWhileBursting, spentSent, warmFleet, warningsOf } from './helpers/outage.js';
 
 requireRedisServer();
 
@@ -21,16 +21,12 @@ describe("with `whenStoreDown: 'go-alone'`, a fleet whose Redis is down as the t
   it.concurrent(
     '10 processes, Redis paused for 3 s, shorter than the wait before going alone: one token call for all, no login',
     () =>
-      inOwnOutageRig(async ({ server, service, fleets }) => {
+      inOwnOutageRig(async (rig) => {
+        const { server, service, fleets } = rig;
         const { fleet } = await warmFleet(fleets, server, service, 10, { whenStoreDown: 'go-alone' });
         const callsBefore = service.counters.tokenCalls;
 
-        server.pause();
-        service.expireAccessTokens();
-        const during = keepEachBursting(fleet, 5);
-        await sleep(3_000);
-        server.resume();
-        const total = sumBursts(await during.stop());
+        const total = sumBursts((await pausedWhileBursting(rig, fleet, { ms: 3_000, burst: 5 })).replies);
 
         expect(total.errors).toEqual([]);
         expect(service.counters.tokenCalls - callsBefore).toBe(1);
@@ -43,7 +39,8 @@ describe("with `whenStoreDown: 'go-alone'`, a fleet whose Redis is down as the t
   it.concurrent(
     '10 processes, Redis paused for 30 s: one login per process at most, none before a third of `storeOutageWaitMs`, spread over the rest of it, no request failed, no refresh token sent',
     () =>
-      inOwnOutageRig(async ({ server, service, fleets }) => {
+      inOwnOutageRig(async (rig) => {
+        const { server, service, fleets } = rig;
         // Tries at the store every second or so (each bounded by `storeTimeoutMs`), so that each process goes alone close
         // to the end of its own wait, not at the end of a 5 s try.
         const storeTimeoutMs = 1_000;
@@ -53,16 +50,9 @@ describe("with `whenStoreDown: 'go-alone'`, a fleet whose Redis is down as the t
           storeOutageWaitMs: waitMs,
           storeTimeoutMs,
         });
-        const callsBefore = service.counters.tokenCalls;
-
-        server.pause();
-        const pausedAt = Date.now();
-        service.expireAccessTokens();
-        const during = keepEachBursting(fleet, 5);
-        await sleep(30_000);
-        const callsInOutage = service.counters.tokenCalls - callsBefore;
-        server.resume();
-        const total = sumBursts(await during.stop());
+        const outage = await pausedWhileBursting(rig, fleet, { ms: 30_000, burst: 5 });
+        const { pausedAt, tokenCallsInOutage: callsInOutage } = outage;
+        const total = sumBursts(outage.replies);
 
         const logins = fleet.workers.flatMap((worker) =>
           worker.events.filter((event: FleetEvent) => event.name === 'login' && event.at > pausedAt).map((e) => e.at),

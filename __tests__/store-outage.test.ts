@@ -4,10 +4,10 @@
 // throughout: the plugin's (`storeTimeoutMs` 5 s, `storeOutageWaitMs` 15 s) and the harness's ioredis client. Without
 // redis-server this file fails here, once, with the command that installs it. The scenarios mostly wait, and run at
 // once, each on a redis-server and a token service of its own.
-import { keepEachBursting, sumBursts } from '../harness/fleet.js';
+import { sumBursts } from '../harness/fleet.js';
 import type { BurstReply } from '../harness/fleet.js';
 import { requireRedisServer } from '../harness/redis-server.js';
-import { inOwnOutageRig, spentSent, warmFleet, warningsOf } from './helpers/outage.js';
+import { inOwnOutageRig, pausedWhileBursting, spentSent, warmFleet, warningsOf } from './helpers/outage.js';
 
 requireRedisServer();
 
@@ -20,19 +20,14 @@ describe('a fleet whose Redis is down as its tokens expire, by default', () => {
   it.concurrent(
     '4 processes, Redis paused for 12 s: no token generated during the outage, then one token call for all, no request failed, no refresh token sent twice',
     () =>
-      inOwnOutageRig(async ({ server, service, fleets }) => {
+      inOwnOutageRig(async (rig) => {
+        const { server, service, fleets } = rig;
         const { fleet } = await warmFleet(fleets, server, service, 4);
         const callsBefore = service.counters.tokenCalls;
 
-        server.pause();
-        const from = Date.now();
-        service.expireAccessTokens();
-        const during = keepEachBursting(fleet, 10);
-        // Pacing, not waiting for something: the outage's length.
-        await sleep(12_000);
-        const callsInOutage = service.counters.tokenCalls - callsBefore;
-        server.resume();
-        const total = sumBursts(await during.stop());
+        const outage = await pausedWhileBursting(rig, fleet, { ms: 12_000, burst: 10 });
+        const { pausedAt: from, tokenCallsInOutage: callsInOutage } = outage;
+        const total = sumBursts(outage.replies);
         await Promise.all(fleet.workers.map((_w, i) => fleet.burst(3, { only: [i] })));
 
         expect(total.errors).toEqual([]);
@@ -57,20 +52,14 @@ describe('a fleet whose Redis is down as its tokens expire, by default', () => {
   it.concurrent(
     '4 processes, Redis paused for 30 s, requests with a `timeout` of 5 s: each fails with STORE_UNAVAILABLE within its timeout and one `storeTimeoutMs`, nothing reaches the token service until the store answers, then one token call serves all',
     () =>
-      inOwnOutageRig(async ({ server, service, fleets }) => {
+      inOwnOutageRig(async (rig) => {
+        const { server, service, fleets } = rig;
         const { fleet } = await warmFleet(fleets, server, service, 4);
         const callsBefore = service.counters.tokenCalls;
         const timeout = 5_000;
 
-        server.pause();
-        const pausedAt = Date.now();
-        service.expireAccessTokens();
-        const during = keepEachBursting(fleet, 10, { requestTimeoutMs: timeout });
-        await sleep(30_000);
-        const callsInOutage = service.counters.tokenCalls - callsBefore;
-        const resumedAt = Date.now();
-        server.resume();
-        const replies = await during.stop();
+        const outage = await pausedWhileBursting(rig, fleet, { ms: 30_000, burst: 10, requestTimeoutMs: timeout });
+        const { pausedAt, resumedAt, replies, tokenCallsInOutage: callsInOutage } = outage;
         const after = sumBursts(await fleet.burst(10));
 
         // The bursts that began and ended in the outage: every request of them failed, saying the store is down, in time.

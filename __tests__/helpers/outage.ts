@@ -1,8 +1,9 @@
 // What the tests of a fleet whose store goes down share: a warm fleet on one redis-server, the refresh tokens the
-// token calls carried, each worker's warnings, and a scenario's own servers when a file runs its scenarios at once.
+// token calls carried, each worker's warnings, a pause of Redis under bursts, and a scenario's own servers when a file
+// runs its scenarios at once.
 import { randomUUID } from 'node:crypto';
-import { FleetPool, sumBursts } from '../../harness/fleet.js';
-import type { Fleet, FleetEvent, FleetOptions, RedisClientSettings } from '../../harness/fleet.js';
+import { FleetPool, keepEachBursting, sumBursts } from '../../harness/fleet.js';
+import type { BurstReply, Fleet, FleetEvent, FleetOptions, RedisClientSettings } from '../../harness/fleet.js';
 import { startRedisServer, subscriptions } from '../../harness/redis-server.js';
 import type { RedisServer } from '../../harness/redis-server.js';
 import type { TokenServiceEmulator } from '../../lib/emulator/index.js';
@@ -47,6 +48,36 @@ export function warningsOf(fleet: Fleet, from: number): string[][] {
       .filter((event: FleetEvent) => event.name === 'warning' && event.at >= from)
       .map((event) => (event as Extract<FleetEvent, { name: 'warning' }>).code),
   );
+}
+
+/** What a pause of Redis saw: when it began and ended, the token calls made in it, and every burst's reply. */
+export interface PausedOutage {
+  pausedAt: number;
+  resumedAt: number;
+  tokenCallsInOutage: number;
+  replies: BurstReply[];
+}
+
+/**
+ * Pauses `server` (SIGSTOP) as the tokens expire, for `ms`, while each process of `fleet` keeps sending bursts of
+ * `burst` requests; then resumes it and waits for the bursts under way. The sleep is pacing, not a wait for
+ * something: the outage's length.
+ */
+export async function pausedWhileBursting(
+  { server, service }: Pick<OutageRig, 'server' | 'service'>,
+  fleet: Fleet,
+  { ms, burst, requestTimeoutMs }: { ms: number; burst: number; requestTimeoutMs?: number },
+): Promise<PausedOutage> {
+  const before = service.counters.tokenCalls;
+  server.pause();
+  const pausedAt = Date.now();
+  service.expireAccessTokens();
+  const during = keepEachBursting(fleet, burst, requestTimeoutMs === undefined ? {} : { requestTimeoutMs });
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const tokenCallsInOutage = service.counters.tokenCalls - before;
+  const resumedAt = Date.now();
+  server.resume();
+  return { pausedAt, resumedAt, tokenCallsInOutage, replies: await during.stop() };
 }
 
 /** What one outage scenario has to itself: its redis-server, its token service and its fleets. */
